@@ -1,0 +1,278 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cfgfile.h>
+
+#include "config.h"
+
+#define LINE_MAX_LEN 1024
+
+/* rte_cfgfile does not keep line numbers; find them again for messages.
+ * Returns the line of "[section]" or, with key set, of "key =" inside it. */
+static unsigned int
+find_line(const char *file, const char *section, const char *key)
+{
+	char line[LINE_MAX_LEN];
+	unsigned int n = 0, found = 0;
+	bool in = false;
+	FILE *f = fopen(file, "r");
+
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *s = line, *e;
+
+		n++;
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '[') {
+			e = strchr(s, ']');
+			in = e != NULL && (size_t)(e - s - 1) == strlen(section) &&
+			     strncmp(s + 1, section, e - s - 1) == 0;
+			if (in && key == NULL) {
+				found = n;
+				break;
+			}
+		} else if (in && key != NULL && strncmp(s, key, strlen(key)) == 0) {
+			e = s + strlen(key);
+			while (isspace((unsigned char)*e))
+				e++;
+			if (*e == '=') {
+				found = n;
+				break;
+			}
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void __rte_format_printf(4, 5)
+conf_err(const char *file, const char *section, const char *key,
+	 const char *fmt, ...)
+{
+	va_list ap;
+	unsigned int line = section ? find_line(file, section, key) : 0;
+
+	fprintf(stderr, "mwpath: %s", file);
+	if (line != 0)
+		fprintf(stderr, ":%u", line);
+	if (section != NULL)
+		fprintf(stderr, ": [%s]", section);
+	if (key != NULL)
+		fprintf(stderr, " %s", key);
+	fprintf(stderr, ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* rte_cfgfile_load accepts almost anything; check the syntax first so that
+ * a stray line gets its line number. */
+static int
+check_syntax(const char *file, FILE *f)
+{
+	char line[LINE_MAX_LEN];
+	unsigned int n = 0;
+	bool in_section = false;
+
+	while (fgets(line, sizeof(line), f) != NULL) {
+		char *s = line;
+		size_t len = strlen(line);
+
+		n++;
+		if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+			fprintf(stderr, "mwpath: %s:%u: line longer than %d characters\n",
+				file, n, LINE_MAX_LEN - 2);
+			return -1;
+		}
+		while (isspace((unsigned char)*s))
+			s++;
+		if (*s == '\0' || *s == ';' || *s == '#')
+			continue;
+		if (*s == '[') {
+			if (strchr(s, ']') == NULL) {
+				fprintf(stderr, "mwpath: %s:%u: section header without ']'\n",
+					file, n);
+				return -1;
+			}
+			in_section = true;
+		} else if (strchr(s, '=') == NULL) {
+			fprintf(stderr, "mwpath: %s:%u: expected 'key = value' or '[section]'\n",
+				file, n);
+			return -1;
+		} else if (!in_section) {
+			fprintf(stderr, "mwpath: %s:%u: key outside any section\n",
+				file, n);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* "port 3" -> kind "port", index 3. */
+static int
+split_section(const char *name, char *kind, size_t kind_len, unsigned long *idx)
+{
+	const char *sp = strchr(name, ' ');
+	char *end;
+
+	if (sp == NULL || (size_t)(sp - name) >= kind_len)
+		return -1;
+	memcpy(kind, name, sp - name);
+	kind[sp - name] = '\0';
+	errno = 0;
+	*idx = strtoul(sp + 1, &end, 0);
+	if (errno != 0 || end == sp + 1 || *end != '\0' || sp[1] == '-')
+		return -1;
+	return 0;
+}
+
+static int
+load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
+	  unsigned long idx)
+{
+	struct rte_cfgfile_entry ent[32];
+	struct mwp_port_conf *pc;
+	int n;
+
+	if (idx >= RTE_MAX_ETHPORTS) {
+		conf_err(cfg->file, sec, NULL, "port number must be below %d",
+			 RTE_MAX_ETHPORTS);
+		return -1;
+	}
+	if (cfg->port_present[idx]) {
+		conf_err(cfg->file, sec, NULL, "section appears twice");
+		return -1;
+	}
+	cfg->port_present[idx] = true;
+	pc = &cfg->port[idx];
+	n = rte_cfgfile_section_entries(cf, sec, ent, RTE_DIM(ent));
+	if (n < 0) {
+		conf_err(cfg->file, sec, NULL, "more than %zu keys", RTE_DIM(ent));
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		const char *k = ent[i].name, *v = ent[i].value;
+
+		if (strcmp(k, "mac") == 0) {
+			if (rte_ether_unformat_addr(v, &pc->mac) != 0 ||
+			    rte_is_multicast_ether_addr(&pc->mac)) {
+				conf_err(cfg->file, sec, k,
+					 "'%s' is not a unicast MAC address", v);
+				return -1;
+			}
+		} else if (strcmp(k, "ipv4") == 0) {
+			if (inet_pton(AF_INET, v, &pc->ipv4) != 1) {
+				conf_err(cfg->file, sec, k,
+					 "'%s' is not an IPv4 address", v);
+				return -1;
+			}
+			pc->has_ipv4 = true;
+		} else if (strcmp(k, "ipv6") == 0) {
+			if (inet_pton(AF_INET6, v, pc->ipv6) != 1) {
+				conf_err(cfg->file, sec, k,
+					 "'%s' is not an IPv6 address", v);
+				return -1;
+			}
+			pc->has_ipv6 = true;
+		} else if (strcmp(k, "mtu") == 0) {
+			char *end;
+			unsigned long mtu = strtoul(v, &end, 10);
+
+			if (*v == '\0' || *end != '\0' || !mwp_mtu_valid(mtu)) {
+				conf_err(cfg->file, sec, k,
+					 "'%s' is not a RoCE path MTU (256, 512, 1024, 2048, 4096)",
+					 v);
+				return -1;
+			}
+			pc->mtu = (uint16_t)mtu;
+		} else {
+			conf_err(cfg->file, sec, k,
+				 "unknown key (known: mac, ipv4, ipv6, mtu)");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int
+app_config_load(const char *file, struct app_config *cfg)
+{
+	struct rte_cfgfile *cf;
+	char (*names)[CFG_NAME_LEN] = NULL;
+	char **namep = NULL;
+	int nsec, ret = -1;
+	FILE *f;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->file = file;
+	for (unsigned int i = 0; i < RTE_MAX_ETHPORTS; i++)
+		cfg->port[i].mtu = APP_DEFAULT_MTU;
+
+	f = fopen(file, "r");
+	if (f == NULL) {
+		fprintf(stderr, "mwpath: cannot read config '%s': %s\n",
+			file, strerror(errno));
+		return -1;
+	}
+	ret = check_syntax(file, f);
+	fclose(f);
+	if (ret != 0)
+		return -1;
+	ret = -1;
+
+	cf = rte_cfgfile_load(file, 0);
+	if (cf == NULL) {
+		fprintf(stderr, "mwpath: %s: not a valid INI file\n", file);
+		return -1;
+	}
+	nsec = rte_cfgfile_num_sections(cf, NULL, 0);
+	names = calloc(nsec > 0 ? nsec : 1, sizeof(*names));
+	namep = calloc(nsec > 0 ? nsec : 1, sizeof(*namep));
+	if (names == NULL || namep == NULL) {
+		fprintf(stderr, "mwpath: %s: out of memory\n", file);
+		goto out;
+	}
+	for (int i = 0; i < nsec; i++)
+		namep[i] = names[i];
+	rte_cfgfile_sections(cf, namep, nsec);
+	for (int i = 0; i < nsec; i++) {
+		char kind[CFG_NAME_LEN];
+		unsigned long idx;
+
+		if (split_section(names[i], kind, sizeof(kind), &idx) != 0) {
+			conf_err(file, names[i], NULL,
+				 "section names are '<kind> <number>', e.g. [port 0]");
+			goto out;
+		}
+		if (strcmp(kind, "port") == 0) {
+			if (load_port(cf, cfg, names[i], idx) != 0)
+				goto out;
+		} else {
+			conf_err(file, names[i], NULL,
+				 "unknown section kind '%s' (known: port)", kind);
+			goto out;
+		}
+	}
+	ret = 0;
+out:
+	free(namep);
+	free(names);
+	rte_cfgfile_close(cf);
+	return ret;
+}
+
+void
+app_config_port(const struct app_config *cfg, unsigned int port,
+		struct mwp_port_conf *out)
+{
+	*out = cfg->port[port];
+}

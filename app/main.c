@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mwpath: EAL start-up, options, configuration, launching the polling
+ * lcores, signals, and the summary.  The datapath itself is in lib/ and
+ * pmd/.
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+
+#include "config.h"
+#include "mwp_pmd.h"
+#include "options.h"
+#include "summary.h"
+
+#define EXIT_USAGE 2
+#define MONITOR_TICK_US 1000
+#define MBUF_CACHE 256
+
+static bool stop_flag;
+static volatile sig_atomic_t got_signal;
+
+static void
+on_signal(int sig)
+{
+	got_signal = sig;
+	__atomic_store_n(&stop_flag, true, __ATOMIC_RELAXED);
+}
+
+/* Housekeeping done by the main lcore about once a millisecond. */
+struct monitor {
+	struct app_run *run;
+	const struct app_options *opt;
+	uint64_t next_stats;
+};
+
+static void
+monitor_tick(void *arg)
+{
+	struct monitor *m = arg;
+	struct app_run *run = m->run;
+
+	if (got_signal != 0) {
+		run->stop_reason = got_signal == SIGINT ? "SIGINT" : "SIGTERM";
+		__atomic_store_n(&stop_flag, true, __ATOMIC_RELAXED);
+		return;
+	}
+	if (m->opt->idle_exit_ms != 0) {
+		bool idle = true;
+
+		for (unsigned int l = 0; l < run->nb_lcores && idle; l++)
+			idle = mwp_lcore_idle_us(&run->lcores[l]) >=
+			       (uint64_t)m->opt->idle_exit_ms * 1000;
+		if (idle) {
+			run->stop_reason = "idle (--idle-exit)";
+			__atomic_store_n(&stop_flag, true, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	if (m->opt->stats_interval_s != 0 && rte_rdtsc() >= m->next_stats) {
+		app_print_interval(stdout, run);
+		m->next_stats = rte_rdtsc() +
+			(uint64_t)m->opt->stats_interval_s * rte_get_tsc_hz();
+	}
+}
+
+/* Give each port one queue pair, spread over the polling lcores. */
+static int
+assign_queues(struct app_run *run, unsigned int *poll_ids)
+{
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		struct mwp_lcore *lc = &run->lcores[pid % run->nb_lcores];
+		struct mwp_lcore_queue *q;
+
+		if (lc->nb_queues == MWP_MAX_QUEUES_PER_LCORE) {
+			fprintf(stderr, "mwpath: %u ports need more than %u lcores\n",
+				run->nb_ports, run->nb_lcores);
+			return -1;
+		}
+		q = &lc->q[lc->nb_queues++];
+		q->port_id = pid;
+		q->queue_id = 0;
+		q->port = run->ports[pid];
+	}
+	for (unsigned int l = 0; l < run->nb_lcores; l++) {
+		run->lcores[l].lcore_id = poll_ids[l];
+		run->lcores[l].stop = &stop_flag;
+	}
+	return 0;
+}
+
+static int
+start_ports(struct app_run *run, const struct app_config *cfg,
+	    struct rte_mempool *mp)
+{
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		struct mwp_port_conf pc;
+
+		app_config_port(cfg, pid, &pc);
+		run->ports[pid] = mwp_port_create(&pc, pid, rte_eth_dev_socket_id(pid));
+		if (run->ports[pid] == NULL) {
+			fprintf(stderr, "mwpath: port %u: %s\n", pid,
+				rte_strerror(rte_errno));
+			return -1;
+		}
+		if (mwp_ethdev_start(pid, 1, mp, &pc.mac) != 0) {
+			fprintf(stderr, "mwpath: port %u: cannot start (see log above)\n",
+				pid);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+run_lcores(struct app_run *run, const struct app_options *opt)
+{
+	struct monitor mon = { .run = run, .opt = opt };
+	unsigned int main_id = rte_get_main_lcore();
+	struct mwp_lcore *main_lc = NULL;
+	uint64_t t0 = rte_rdtsc();
+
+	mon.next_stats = t0 + (uint64_t)opt->stats_interval_s * rte_get_tsc_hz();
+	for (unsigned int l = 0; l < run->nb_lcores; l++) {
+		struct mwp_lcore *lc = &run->lcores[l];
+
+		if (lc->lcore_id == main_id) {
+			main_lc = lc;
+			continue;
+		}
+		if (rte_eal_remote_launch(mwp_lcore_main, lc, lc->lcore_id) != 0) {
+			fprintf(stderr, "mwpath: cannot launch lcore %u\n", lc->lcore_id);
+			__atomic_store_n(&stop_flag, true, __ATOMIC_RELAXED);
+			rte_eal_mp_wait_lcore();
+			return -1;
+		}
+	}
+	if (main_lc != NULL) {
+		main_lc->tick = monitor_tick;
+		main_lc->tick_arg = &mon;
+		main_lc->tick_us = MONITOR_TICK_US;
+		mwp_lcore_main(main_lc);
+	} else {
+		while (!__atomic_load_n(&stop_flag, __ATOMIC_RELAXED)) {
+			monitor_tick(&mon);
+			rte_delay_us_sleep(MONITOR_TICK_US);
+		}
+	}
+	rte_eal_mp_wait_lcore();
+	run->seconds = (double)(rte_rdtsc() - t0) / rte_get_tsc_hz();
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct app_config cfg;
+	struct app_options opt = { 0 };
+	struct app_run run = { .stop_reason = "error" };
+	unsigned int poll_ids[RTE_MAX_LCORE];
+	char **eal_argv, **app_argv;
+	int eal_argc, app_argc, sep = -1, ret, status = EXIT_FAILURE;
+	struct rte_mempool *mp;
+	unsigned int id;
+	char conf_path[PATH_MAX];
+
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--") == 0) {
+			sep = i;
+			break;
+		}
+	/* Without "--" every argument is the program's own. */
+	opt.default_eal = sep <= 1;
+	app_argc = sep < 0 ? argc : argc - sep;
+	app_argv = calloc(app_argc + 1, sizeof(char *));
+	if (app_argv == NULL)
+		return EXIT_FAILURE;
+	app_argv[0] = argv[0];
+	for (int i = 1; i < app_argc; i++)
+		app_argv[i] = argv[(sep < 0 ? 0 : sep) + i];
+
+	switch (app_options_parse(app_argc, app_argv, &opt)) {
+	case APP_PARSE_EXIT_OK:
+		free(app_argv);
+		return EXIT_SUCCESS;
+	case APP_PARSE_EXIT_USAGE:
+		free(app_argv);
+		return EXIT_USAGE;
+	case APP_PARSE_RUN:
+		break;
+	}
+	free(app_argv);
+	if (opt.config == NULL) {
+		snprintf(conf_path, sizeof(conf_path), "%s/default.ini", app_conf_dir());
+		opt.config = conf_path;
+	}
+	/* A bad configuration stops us before the EAL touches any port. */
+	if (app_config_load(opt.config, &cfg) != 0)
+		return EXIT_USAGE;
+
+	if (opt.default_eal) {
+		eal_argc = app_default_eal_args(&eal_argv, argv[0]);
+		printf("mwpath: no EAL options given; using:");
+		for (int i = 1; i < eal_argc; i++)
+			printf(" %s", eal_argv[i]);
+		printf("\nmwpath: config %s\n", opt.config);
+		fflush(stdout);
+	} else {
+		eal_argc = sep;
+		eal_argv = argv;
+	}
+	ret = rte_eal_init(eal_argc, eal_argv);
+	if (ret < 0) {
+		fprintf(stderr, "mwpath: EAL initialisation failed: %s\n",
+			rte_strerror(rte_errno));
+		return rte_errno == EINVAL ? EXIT_USAGE : EXIT_FAILURE;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	run.nb_ports = rte_eth_dev_count_avail();
+	if (run.nb_ports == 0) {
+		fprintf(stderr, "mwpath: no DPDK port (add one with --vdev or -a)\n");
+		goto out_eal;
+	}
+	for (unsigned int p = run.nb_ports; p < RTE_MAX_ETHPORTS; p++)
+		if (cfg.port_present[p]) {
+			fprintf(stderr, "mwpath: %s: [port %u] configured, but the EAL has only %u port%s\n",
+				cfg.file, p, run.nb_ports, run.nb_ports == 1 ? "" : "s");
+			status = EXIT_USAGE;
+			goto out_eal;
+		}
+
+	/* Workers poll; with none, the main lcore polls too. */
+	RTE_LCORE_FOREACH_WORKER(id)
+		poll_ids[run.nb_lcores++] = id;
+	if (run.nb_lcores == 0)
+		poll_ids[run.nb_lcores++] = rte_get_main_lcore();
+	if (run.nb_lcores > run.nb_ports)
+		run.nb_lcores = run.nb_ports;
+	run.lcores = rte_zmalloc("mwp_lcores", run.nb_lcores * sizeof(*run.lcores),
+				 RTE_CACHE_LINE_SIZE);
+	run.ports = rte_zmalloc("mwp_ports", run.nb_ports * sizeof(*run.ports), 0);
+	if (run.lcores == NULL || run.ports == NULL) {
+		fprintf(stderr, "mwpath: out of memory\n");
+		goto out_free;
+	}
+	mp = rte_pktmbuf_pool_create("mwp_mbuf",
+		run.nb_ports * 2 * 1024 + run.nb_lcores * (MBUF_CACHE + 2 * MWP_RX_BURST) + 1023,
+		MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+	if (mp == NULL) {
+		fprintf(stderr, "mwpath: cannot create the mbuf pool: %s\n",
+			rte_strerror(rte_errno));
+		goto out_free;
+	}
+	if (start_ports(&run, &cfg, mp) != 0 || assign_queues(&run, poll_ids) != 0)
+		goto out_ports;
+
+	run.stop_reason = "stop";
+	if (run_lcores(&run, &opt) == 0)
+		status = EXIT_SUCCESS;
+	app_print_summary(stdout, &run);
+out_ports:
+	for (uint16_t pid = 0; pid < run.nb_ports; pid++) {
+		mwp_ethdev_close(pid);
+		mwp_port_free(run.ports[pid]);
+	}
+	rte_mempool_free(mp);
+out_free:
+	rte_free(run.ports);
+	rte_free(run.lcores);
+out_eal:
+	rte_eal_cleanup();
+	return status;
+}

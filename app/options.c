@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_version.h>
+
+#include "mwpath.h"
+#include "options.h"
+
+#define DEFAULT_IDLE_EXIT_MS 100
+#define DEFAULT_TX_PCAP "mwpath-out.pcap"
+
+enum { OPT_IDLE_EXIT = 256, OPT_STATS_INTERVAL };
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, 'c' },
+	{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const char *
+app_conf_dir(void)
+{
+	/* Running from a build tree: the source's conf/; installed: datadir. */
+	if (access(MWP_CONF_SRC_DIR "/default.ini", R_OK) == 0)
+		return MWP_CONF_SRC_DIR;
+	return MWP_CONF_INST_DIR;
+}
+
+void
+app_usage(void)
+{
+	printf(
+"Usage: mwpath [EAL options] -- [options]\n"
+"       mwpath [options]        (default EAL options, see below)\n"
+"\n"
+"A DPDK poll-mode RoCEv2 responder: receives RoCEv2 on every DPDK port,\n"
+"checks and answers it, and prints what it did when it stops (SIGINT,\n"
+"SIGTERM, or --idle-exit).\n"
+"\n"
+"Options:\n"
+"  -c, --config FILE       configuration file (INI, see docs/configuration.md)\n"
+"                          default: %s/default.ini\n"
+"      --idle-exit MS      stop once no port has received a frame for MS\n"
+"                          milliseconds (how a pcap replay ends);\n"
+"                          default: %u with the default EAL options, else off\n"
+"      --stats-interval S  print per-port counters every S seconds (default off)\n"
+"  -h, --help              print this text and exit\n"
+"  -V, --version           print the version and exit\n"
+"\n"
+"Default EAL options, used when none are given before \"--\":\n"
+"  -l 0-1 --no-huge --no-pci --no-shconf -m 256 --log-level=lib.eal:warning\n"
+"  --log-level=lib.telemetry:warning --log-level=pmd.net.pcap:warning\n"
+"  --vdev net_pcap0,rx_pcap=%s/default-traffic.pcap,tx_pcap=%s\n"
+"\n"
+"Exit status: 0 after a clean stop, 1 on a run-time error, 2 on a bad\n"
+"option or configuration.\n",
+	app_conf_dir(), DEFAULT_IDLE_EXIT_MS, app_conf_dir(), DEFAULT_TX_PCAP);
+}
+
+static int
+parse_u32(const char *opt, const char *s, uint32_t max, uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-' || v > max) {
+		fprintf(stderr, "mwpath: --%s: '%s' is not a number from 0 to %u\n",
+			opt, s, max);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+enum app_parse_result
+app_options_parse(int argc, char **argv, struct app_options *o)
+{
+	int c;
+
+	o->config = NULL;
+	o->idle_exit_ms = o->default_eal ? DEFAULT_IDLE_EXIT_MS : 0;
+	o->stats_interval_s = 0;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:hV", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case OPT_IDLE_EXIT:
+			if (parse_u32("idle-exit", optarg, 86400000, &o->idle_exit_ms))
+				return APP_PARSE_EXIT_USAGE;
+			break;
+		case OPT_STATS_INTERVAL:
+			if (parse_u32("stats-interval", optarg, 86400, &o->stats_interval_s))
+				return APP_PARSE_EXIT_USAGE;
+			break;
+		case 'h':
+			app_usage();
+			return APP_PARSE_EXIT_OK;
+		case 'V':
+			printf("mwpath %s (%s)\n", mwp_version(), rte_version());
+			return APP_PARSE_EXIT_OK;
+		case ':':
+			fprintf(stderr, "mwpath: option '%s' needs a value (see mwpath --help)\n",
+				argv[optind - 1]);
+			return APP_PARSE_EXIT_USAGE;
+		default:
+			fprintf(stderr, "mwpath: unknown option '%s'%s (see mwpath --help)\n",
+				argv[optind - 1],
+				o->default_eal && argv[optind - 1][0] == '-' ?
+				"; EAL options go before \"--\"" : "");
+			return APP_PARSE_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "mwpath: unexpected argument '%s' (see mwpath --help)\n",
+			argv[optind]);
+		return APP_PARSE_EXIT_USAGE;
+	}
+	return APP_PARSE_RUN;
+}
+
+int
+app_default_eal_args(char ***argv_out, const char *prog)
+{
+	static char vdev[PATH_MAX + 128];
+	static char *args[] = {
+		NULL, "-l", "0-1", "--no-huge", "--no-pci", "--no-shconf",
+		"-m", "256", "--log-level=lib.eal:warning",
+		"--log-level=lib.telemetry:warning",
+		"--log-level=pmd.net.pcap:warning",
+		"--vdev", vdev, NULL,
+	};
+
+	args[0] = (char *)(uintptr_t)prog;
+	snprintf(vdev, sizeof(vdev),
+		 "net_pcap0,rx_pcap=%s/default-traffic.pcap,tx_pcap=%s",
+		 app_conf_dir(), DEFAULT_TX_PCAP);
+	*argv_out = args;
+	return (int)RTE_DIM(args) - 1;
+}

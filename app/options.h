@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_APP_OPTIONS_H
+#define MWP_APP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/** The program's own options (those after "--"). */
+struct app_options {
+	const char *config;		/**< configuration file */
+	uint32_t idle_exit_ms;		/**< 0: run until a signal */
+	uint32_t stats_interval_s;	/**< 0: no periodic stats */
+	bool default_eal;		/**< no EAL options were given */
+};
+
+/** What app_options_parse decided. */
+enum app_parse_result {
+	APP_PARSE_RUN,		/**< go on */
+	APP_PARSE_EXIT_OK,	/**< --help or --version was printed */
+	APP_PARSE_EXIT_USAGE,	/**< a bad option; the message was printed */
+};
+
+/**
+ * Parse the program's options (argv[0] is the program name).
+ */
+enum app_parse_result app_options_parse(int argc, char **argv,
+					struct app_options *o);
+
+/** Print the usage text to stdout. */
+void app_usage(void);
+
+/** The EAL arguments used when the user gives none (NULL-terminated). */
+int app_default_eal_args(char ***argv_out, const char *prog);
+
+/** Directory holding the bundled configuration and traffic. */
+const char *app_conf_dir(void);
+
+#endif

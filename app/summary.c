@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "summary.h"
+
+void
+app_port_stats(const struct app_run *run, uint16_t port_id,
+	       struct mwp_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int l = 0; l < run->nb_lcores; l++) {
+		const struct mwp_lcore *lc = &run->lcores[l];
+
+		for (uint16_t q = 0; q < lc->nb_queues; q++)
+			if (lc->q[q].port_id == port_id)
+				mwp_stats_add(sum, &lc->q[q].stats);
+	}
+}
+
+static void
+print_port_header(FILE *out, uint16_t port_id, const struct mwp_port *port)
+{
+	char name[RTE_ETH_NAME_MAX_LEN] = "?";
+	char mac[RTE_ETHER_ADDR_FMT_SIZE];
+	char ip[INET6_ADDRSTRLEN];
+	struct rte_ether_addr ea;
+
+	rte_eth_dev_get_name_by_port(port_id, name);
+	/* The responder filters on the configured MAC; show the device's own
+	 * only when none is configured. */
+	ea = port->conf.mac;
+	if (rte_is_zero_ether_addr(&ea))
+		rte_eth_macaddr_get(port_id, &ea);
+	rte_ether_format_addr(mac, sizeof(mac), &ea);
+	fprintf(out, "port %u (%s) mac %s", port_id, name, mac);
+	if (port->conf.has_ipv4)
+		fprintf(out, " ipv4 %s", inet_ntop(AF_INET, &port->conf.ipv4, ip, sizeof(ip)));
+	if (port->conf.has_ipv6)
+		fprintf(out, " ipv6 %s", inet_ntop(AF_INET6, port->conf.ipv6, ip, sizeof(ip)));
+	if (!port->conf.has_ipv4 && !port->conf.has_ipv6)
+		fprintf(out, " (no IP: any destination)");
+	fprintf(out, " path-mtu %u\n", port->conf.mtu);
+}
+
+void
+app_print_summary(FILE *out, const struct app_run *run)
+{
+	fprintf(out, "mwpath %s: %u port%s, %u polling lcore%s, ran %.3f s, stopped: %s\n",
+		mwp_version(), run->nb_ports, run->nb_ports == 1 ? "" : "s",
+		run->nb_lcores, run->nb_lcores == 1 ? "" : "s", run->seconds,
+		run->stop_reason);
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		struct mwp_stats s;
+		struct rte_eth_stats es;
+		uint64_t dropped;
+
+		app_port_stats(run, pid, &s);
+		dropped = mwp_stats_dropped(&s);
+		print_port_header(out, pid, run->ports[pid]);
+		fprintf(out, "  %-22s %12" PRIu64 "  (%" PRIu64 " bytes)\n",
+			"packets in", s.rx_pkts, s.rx_bytes);
+		fprintf(out, "  %-22s %12" PRIu64 "  (%" PRIu64 " bytes)\n",
+			"packets out", s.tx_pkts, s.tx_bytes);
+		fprintf(out, "  %-22s %12" PRIu64 "\n", "accepted", s.accepted);
+		fprintf(out, "  %-22s %12" PRIu64 "\n", "dropped", dropped);
+		for (unsigned int d = 1; d < MWP_DROP__MAX; d++)
+			if (s.drop[d] != 0)
+				fprintf(out, "    %-20s %12" PRIu64 "  %s\n",
+					mwp_drop_name(d), s.drop[d], mwp_drop_text(d));
+		if (rte_eth_stats_get(pid, &es) == 0)
+			fprintf(out, "  ethdev: ipackets %" PRIu64 " imissed %" PRIu64
+				" ierrors %" PRIu64 " rx_nombuf %" PRIu64
+				" opackets %" PRIu64 " oerrors %" PRIu64 "\n",
+				es.ipackets, es.imissed, es.ierrors, es.rx_nombuf,
+				es.opackets, es.oerrors);
+	}
+	fflush(out);
+}
+
+void
+app_print_interval(FILE *out, const struct app_run *run)
+{
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		struct mwp_stats s;
+
+		app_port_stats(run, pid, &s);
+		fprintf(out, "port %u: in %" PRIu64 " out %" PRIu64 " accepted %"
+			PRIu64 " dropped %" PRIu64 "\n", pid, s.rx_pkts,
+			s.tx_pkts, s.accepted, mwp_stats_dropped(&s));
+	}
+	fflush(out);
+}

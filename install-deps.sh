@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+#
+# Install what mwpath needs from Debian 12's packages, and nothing that is
+# already there.  Quiet and quick when everything is installed; runs
+# `apt-get update` once, only when something must be installed.
+#
+#   ./install-deps.sh          build, run and test
+#   ./install-deps.sh --bench  also what bench/ needs (dpdk-testpmd)
+set -euo pipefail
+
+pkgs=(
+	# build
+	gcc pkg-config meson ninja-build
+	dpdk-dev libdpdk-dev libibverbs-dev libpcap-dev
+	libisal-dev      # ICRC: ISA-L's carry-less-multiply CRC-32 (see lib/roce_icrc.h)
+	# tests
+	libcriterion-dev zlib1g-dev
+	python3 python3-scapy tshark
+	clang            # libFuzzer target
+)
+if [[ ${1:-} == --bench ]]; then
+	pkgs+=(dpdk)     # dpdk-testpmd, the baseline of bench/
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+	command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+	sudo=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done" >&2

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_PORT_H
+#define MWP_PORT_H
+
+/**
+ * @file
+ * A RoCE port as the library sees it: its addresses, its path MTU and the
+ * QPs reachable through it.  Setting up the DPDK ethdev behind it is the
+ * poll-mode side's job (pmd/); the library never touches ports.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+
+/** Addresses and limits of a port. */
+struct mwp_port_conf {
+	struct rte_ether_addr mac;	/**< our MAC; all zeros: accept any */
+	bool has_ipv4;			/**< ipv4 is set */
+	bool has_ipv6;			/**< ipv6 is set */
+	rte_be32_t ipv4;		/**< our IPv4 address */
+	uint8_t ipv6[16];		/**< our IPv6 address */
+	uint16_t mtu;			/**< RoCE path MTU: 256 ... 4096 */
+};
+
+struct mwp_qp;
+
+/** Number of QP slots in a port's direct-index table (QPN & mask). */
+#define MWP_PORT_QP_SLOTS 4096
+
+/** One slot of the QP table: the QPN is kept beside the pointer so that a
+ * lookup needs no access to the QP itself. */
+struct mwp_port_qp_slot {
+	uint32_t qpn;			/**< QPN of qp */
+	struct mwp_qp *qp;		/**< the QP, or NULL */
+};
+
+/** A port. */
+struct mwp_port {
+	struct mwp_port_conf conf;	/**< addresses */
+	uint16_t index;			/**< the port's number in the config */
+	/** QPs by QPN & (MWP_PORT_QP_SLOTS - 1); filled by the verbs layer. */
+	struct mwp_port_qp_slot qp[MWP_PORT_QP_SLOTS];
+};
+
+/**
+ * Check that a RoCE path MTU is one IBA allows.
+ *
+ * @return
+ *   true for 256, 512, 1024, 2048 and 4096.
+ */
+bool mwp_mtu_valid(unsigned int mtu);
+
+/**
+ * Create a port.
+ *
+ * @param conf
+ *   Its addresses; copied.
+ * @param index
+ *   Its number.
+ * @param socket
+ *   NUMA socket for its memory, or SOCKET_ID_ANY.
+ * @return
+ *   The port, or NULL with rte_errno EINVAL (bad MTU) or ENOMEM.
+ */
+struct mwp_port *mwp_port_create(const struct mwp_port_conf *conf,
+				 uint16_t index, int socket);
+
+/**
+ * Free a port.  No lcore may be polling it.
+ *
+ * @param port
+ *   The port; NULL is allowed.
+ */
+void mwp_port_free(struct mwp_port *port);
+
+/** The QP with this QPN on a port, or NULL. */
+struct mwp_qp *mwp_port_qp(const struct mwp_port *port, uint32_t qpn);
+
+#endif /* MWP_PORT_H */

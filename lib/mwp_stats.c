@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include "mwp_stats.h"
+
+void
+mwp_stats_add(struct mwp_stats *sum, const struct mwp_stats *s)
+{
+	sum->rx_pkts += s->rx_pkts;
+	sum->rx_bytes += s->rx_bytes;
+	sum->accepted += s->accepted;
+	sum->tx_pkts += s->tx_pkts;
+	sum->tx_bytes += s->tx_bytes;
+	for (unsigned int i = 0; i < MWP_DROP__MAX; i++)
+		sum->drop[i] += s->drop[i];
+}
+
+uint64_t
+mwp_stats_dropped(const struct mwp_stats *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned int i = 0; i < MWP_DROP__MAX; i++)
+		n += s->drop[i];
+	return n;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_STATS_H
+#define MWP_STATS_H
+
+/**
+ * @file
+ * Packet counters.  Each lcore owns one struct per port it polls and is its
+ * only writer; readers sum them (mwp_stats_add) and may see a count a burst
+ * old, never a torn one on 64-bit targets.
+ */
+
+#include <stdint.h>
+
+#include <rte_common.h>
+
+#include "mwp_drop.h"
+
+/** Counters of one port as seen by one lcore. */
+struct mwp_stats {
+	uint64_t rx_pkts;		/**< frames received */
+	uint64_t rx_bytes;		/**< bytes received */
+	uint64_t accepted;		/**< frames handed to a QP */
+	uint64_t tx_pkts;		/**< frames sent */
+	uint64_t tx_bytes;		/**< bytes sent */
+	uint64_t drop[MWP_DROP__MAX];	/**< frames dropped, by reason */
+} __rte_cache_aligned;
+
+/**
+ * Add one set of counters to another.
+ *
+ * @param sum
+ *   The total.
+ * @param s
+ *   The counters to add.
+ */
+void mwp_stats_add(struct mwp_stats *sum, const struct mwp_stats *s);
+
+/** Total frames dropped, all reasons. */
+uint64_t mwp_stats_dropped(const struct mwp_stats *s);
+
+#endif /* MWP_STATS_H */

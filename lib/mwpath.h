@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWPATH_H
+#define MWPATH_H
+
+/**
+ * @file
+ * libmwpath: a RoCEv2 responder datapath for DPDK.
+ *
+ * This umbrella header pulls in the public API:
+ *  - roce_hdr.h, roce_opcode.h: the wire format and the opcode table;
+ *  - roce_parse.h, roce_icrc.h: classifying frames, the invariant CRC;
+ *  - roce_build.h: building frames (requests and responses);
+ *  - mwp_port.h, mwp_stats.h, mwp_drop.h: ports, counters, drop reasons;
+ *  - roce_resp.h: the per-burst entry point of the datapath;
+ *  - mwp_log.h: the library's rte_log type.
+ *
+ * The library never initialises the EAL and never opens a port: the caller
+ * (the mwpath program, a test, an embedding application) does.
+ */
+
+#include "mwp_drop.h"
+#include "mwp_log.h"
+#include "mwp_port.h"
+#include "mwp_stats.h"
+#include "roce_build.h"
+#include "roce_hdr.h"
+#include "roce_icrc.h"
+#include "roce_opcode.h"
+#include "roce_parse.h"
+#include "roce_resp.h"
+
+/**
+ * The library's version, "MAJOR.MINOR.PATCH".
+ *
+ * @return
+ *   A static string.
+ */
+const char *mwp_version(void);
+
+#endif /* MWPATH_H */

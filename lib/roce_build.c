@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "roce_build.h"
+#include "roce_icrc.h"
+
+#define DEFAULT_TTL 64
+
+/* Write each extension header the opcode carries at its table offset. */
+static void
+write_ehs(uint8_t *bth, const struct roce_opcode_info *op,
+	  const struct mwp_hdrs *h)
+{
+	const uint8_t *off = op->off;
+
+	if (op->mask & ROCE_M_DETH) {
+		struct roce_deth *d = (void *)(bth + off[ROCE_EH_DETH]);
+
+		d->qkey = rte_cpu_to_be_32(h->deth.qkey);
+		d->reserved = 0;
+		roce_put24(d->sqpn, h->deth.sqpn);
+	}
+	if (op->mask & ROCE_M_RETH) {
+		struct roce_reth *r = (void *)(bth + off[ROCE_EH_RETH]);
+
+		r->va = rte_cpu_to_be_64(h->reth.va);
+		r->rkey = rte_cpu_to_be_32(h->reth.rkey);
+		r->dmalen = rte_cpu_to_be_32(h->reth.dmalen);
+	}
+	if (op->mask & ROCE_M_ATMETH) {
+		struct roce_atmeth *a = (void *)(bth + off[ROCE_EH_ATMETH]);
+
+		a->va = rte_cpu_to_be_64(h->atmeth.va);
+		a->rkey = rte_cpu_to_be_32(h->atmeth.rkey);
+		a->swap_add = rte_cpu_to_be_64(h->atmeth.swap_add);
+		a->compare = rte_cpu_to_be_64(h->atmeth.compare);
+	}
+	if (op->mask & ROCE_M_AETH) {
+		struct roce_aeth *a = (void *)(bth + off[ROCE_EH_AETH]);
+
+		a->syndrome = h->aeth.syndrome;
+		roce_put24(a->msn, h->aeth.msn);
+	}
+	if (op->mask & ROCE_M_ATMACK) {
+		struct roce_atmack *a = (void *)(bth + off[ROCE_EH_ATMACK]);
+
+		a->orig = rte_cpu_to_be_64(h->atmack_orig);
+	}
+	if (op->mask & ROCE_M_IMMDT) {
+		struct roce_immdt *i = (void *)(bth + off[ROCE_EH_IMMDT]);
+
+		i->imm = h->imm;
+	}
+	if (op->mask & ROCE_M_IETH) {
+		struct roce_ieth *i = (void *)(bth + off[ROCE_EH_IETH]);
+
+		i->rkey = rte_cpu_to_be_32(h->ieth_rkey);
+	}
+	if (op->mask & ROCE_M_CNP)
+		memset(bth + off[ROCE_EH_CNP], 0, sizeof(struct roce_cnp));
+}
+
+static void
+write_bth(struct roce_bth *b, const struct mwp_hdrs *h, uint8_t pad)
+{
+	b->opcode = h->opcode;
+	b->flags = (h->se ? ROCE_BTH_SE : 0) | (h->mig ? ROCE_BTH_MIG : 0) |
+		   (uint8_t)(pad << ROCE_BTH_PAD_SHIFT);
+	b->pkey = rte_cpu_to_be_16(h->pkey != 0 ? h->pkey : 0xffff);
+	b->fecn_becn = (h->fecn ? ROCE_BTH_FECN : 0) | (h->becn ? ROCE_BTH_BECN : 0);
+	roce_put24(b->dqpn, h->dqpn);
+	b->ackreq = h->ackreq ? ROCE_BTH_ACKREQ : 0;
+	roce_put24(b->psn, h->psn);
+}
+
+/* Ethernet (+VLAN) and IP headers; returns the UDP offset. */
+static uint16_t
+write_l2_l3(uint8_t *d, const struct mwp_flow *f, struct mwp_pkt *p,
+	    uint16_t ip_payload)
+{
+	struct rte_ether_hdr *eth = (void *)d;
+	uint16_t off = sizeof(*eth);
+	rte_be16_t type = rte_cpu_to_be_16(f->ipv6 ? RTE_ETHER_TYPE_IPV6 :
+						     RTE_ETHER_TYPE_IPV4);
+	uint8_t ttl = f->ttl != 0 ? f->ttl : DEFAULT_TTL;
+
+	rte_ether_addr_copy(&f->dmac, &eth->dst_addr);
+	rte_ether_addr_copy(&f->smac, &eth->src_addr);
+	if (f->vlan) {
+		struct rte_vlan_hdr *vh = (void *)(eth + 1);
+
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN);
+		vh->vlan_tci = rte_cpu_to_be_16(f->vlan_tci);
+		vh->eth_proto = type;
+		off += sizeof(*vh);
+		p->flags |= MWP_PKT_VLAN;
+		p->vlan_tci = f->vlan_tci;
+	} else {
+		eth->ether_type = type;
+	}
+	p->l3_off = off;
+	if (f->ipv6) {
+		struct rte_ipv6_hdr *ip = (void *)(d + off);
+
+		ip->vtc_flow = rte_cpu_to_be_32((6u << 28) |
+			((uint32_t)f->tos << 20) | (f->flow_label & 0xfffff));
+		ip->payload_len = rte_cpu_to_be_16(ip_payload);
+		ip->proto = IPPROTO_UDP;
+		ip->hop_limits = ttl;
+		memcpy(ip->src_addr, f->sip6, 16);
+		memcpy(ip->dst_addr, f->dip6, 16);
+		off += sizeof(*ip);
+		p->flags |= MWP_PKT_IPV6;
+	} else {
+		struct rte_ipv4_hdr *ip = (void *)(d + off);
+
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->type_of_service = f->tos;
+		ip->total_length = rte_cpu_to_be_16(sizeof(*ip) + ip_payload);
+		ip->packet_id = 0;
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = ttl;
+		ip->next_proto_id = IPPROTO_UDP;
+		ip->src_addr = f->sip4;
+		ip->dst_addr = f->dip4;
+		ip->hdr_checksum = 0;
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		off += sizeof(*ip);
+	}
+	p->tos = f->tos;
+	return off;
+}
+
+int
+mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
+	  const struct mwp_hdrs *h, const void *payload, uint32_t len,
+	  struct mwp_pkt *out)
+{
+	const struct roce_opcode_info *op = &roce_opcode[h->opcode];
+	const uint8_t pad = (uint8_t)(-len & 3);
+	struct mwp_pkt pk = { 0 };
+	struct mwp_pkt *p = out != NULL ? out : &pk;
+	uint32_t l3_len, udp_len, frame;
+	struct rte_udp_hdr *udp;
+	uint8_t *d;
+
+	if (op->mask == 0 || m->data_len != 0 ||
+	    (len != 0 && !(op->mask & ROCE_M_PAYLOAD)))
+		return -EINVAL;
+	udp_len = sizeof(*udp) + op->hdr_len + len + pad + ROCE_ICRC_BYTES;
+	l3_len = f->ipv6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr);
+	frame = sizeof(struct rte_ether_hdr) +
+		(f->vlan ? sizeof(struct rte_vlan_hdr) : 0) + l3_len + udp_len;
+	if (frame > UINT16_MAX || frame > rte_pktmbuf_tailroom(m))
+		return -ENOSPC;
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame);
+
+	memset(p, 0, sizeof(*p));
+	p->l4_off = write_l2_l3(d, f, p, (uint16_t)udp_len);
+	udp = (void *)(d + p->l4_off);
+	udp->src_port = rte_cpu_to_be_16(f->sport);
+	udp->dst_port = rte_cpu_to_be_16(ROCE_UDP_PORT);
+	udp->dgram_len = rte_cpu_to_be_16(udp_len);
+	udp->dgram_cksum = 0;
+
+	p->bth_off = p->l4_off + sizeof(*udp);
+	write_bth((void *)(d + p->bth_off), h, pad);
+	write_ehs(d + p->bth_off, op, h);
+	p->payload_off = p->bth_off + op->hdr_len;
+	if (len != 0)
+		memcpy(d + p->payload_off, payload, len);
+	memset(d + p->payload_off + len, 0, pad);
+
+	p->opcode = h->opcode;
+	p->mask = op->mask;
+	p->qpn = h->dqpn & 0xffffff;
+	p->psn = h->psn & 0xffffff;
+	p->pad = pad;
+	p->payload_len = (uint16_t)len;
+	p->icrc_off = p->payload_off + len + pad;
+	p->flags |= MWP_PKT_BTH;
+	mwp_icrc_fill(m, p);
+	return 0;
+}
+
+int
+mwp_build_ack(struct rte_mbuf *m, const struct mwp_flow *f, uint32_t dqpn,
+	      uint32_t psn, uint8_t syndrome, uint32_t msn)
+{
+	struct mwp_hdrs h = {
+		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = msn },
+	};
+
+	return mwp_build(m, f, &h, NULL, 0, NULL);
+}
+
+int
+mwp_build_read_resp(struct rte_mbuf *m, const struct mwp_flow *f,
+		    uint8_t opcode, uint32_t dqpn, uint32_t psn,
+		    uint8_t syndrome, uint32_t msn, const void *data,
+		    uint32_t len)
+{
+	struct mwp_hdrs h = {
+		.opcode = opcode, .dqpn = dqpn, .psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = msn },
+	};
+
+	if (!(roce_opcode[opcode].mask & ROCE_M_READ) ||
+	    !(roce_opcode[opcode].mask & ROCE_M_RESP))
+		return -EINVAL;
+	return mwp_build(m, f, &h, data, len, NULL);
+}
+
+int
+mwp_build_atomic_ack(struct rte_mbuf *m, const struct mwp_flow *f,
+		     uint32_t dqpn, uint32_t psn, uint32_t msn, uint64_t orig)
+{
+	struct mwp_hdrs h = {
+		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
+		.aeth = { .syndrome = ROCE_AETH_ACK, .msn = msn },
+		.atmack_orig = orig,
+	};
+
+	return mwp_build(m, f, &h, NULL, 0, NULL);
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_BUILD_H
+#define ROCE_BUILD_H
+
+/**
+ * @file
+ * Building RoCEv2 frames: one table-driven builder that lays out any opcode
+ * of roce_opcode.h (so requester and responder packets share one code
+ * path), and helpers for what a responder sends.
+ *
+ * Frames get a correct IPv4 header checksum, IP and UDP lengths, a zero UDP
+ * checksum (RoCEv2, IBA A17.4.4: the ICRC protects the packet), the pad
+ * that rounds the payload to 4 bytes, and the ICRC.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+
+#include "roce_parse.h"
+
+/** L2-L4 of one direction of a connection. */
+struct mwp_flow {
+	struct rte_ether_addr smac;	/**< source MAC */
+	struct rte_ether_addr dmac;	/**< destination MAC */
+	bool vlan;			/**< add an 802.1Q tag */
+	uint16_t vlan_tci;		/**< its TCI */
+	bool ipv6;			/**< IPv6, else IPv4 */
+	rte_be32_t sip4;		/**< IPv4 source */
+	rte_be32_t dip4;		/**< IPv4 destination */
+	uint8_t sip6[16];		/**< IPv6 source (a GID) */
+	uint8_t dip6[16];		/**< IPv6 destination */
+	uint8_t tos;			/**< IPv4 TOS / IPv6 traffic class (DSCP, ECN) */
+	uint8_t ttl;			/**< IPv4 TTL / IPv6 hop limit; 0 means 64 */
+	uint32_t flow_label;		/**< IPv6 flow label (20 bits) */
+	uint16_t sport;			/**< UDP source port (per-QP entropy) */
+};
+
+/** BTH fields and the values of every extension header an opcode may use. */
+struct mwp_hdrs {
+	uint8_t opcode;			/**< BTH opcode; selects the headers */
+	bool se;			/**< solicited event */
+	bool mig;			/**< migration state */
+	bool fecn;			/**< forward congestion notification */
+	bool becn;			/**< backward congestion notification */
+	bool ackreq;			/**< acknowledge request */
+	uint16_t pkey;			/**< partition key; 0 means 0xffff */
+	uint32_t dqpn;			/**< destination QP (24 bits) */
+	uint32_t psn;			/**< PSN (24 bits) */
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint32_t dmalen;
+	} reth;				/**< RETH */
+	struct {
+		uint8_t syndrome;
+		uint32_t msn;
+	} aeth;				/**< AETH */
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint64_t swap_add;
+		uint64_t compare;
+	} atmeth;			/**< AtomicETH */
+	uint64_t atmack_orig;		/**< AtomicAckETH */
+	rte_be32_t imm;			/**< ImmDt, network order as verbs keeps it */
+	uint32_t ieth_rkey;		/**< IETH */
+	struct {
+		uint32_t qkey;
+		uint32_t sqpn;
+	} deth;				/**< DETH */
+};
+
+/**
+ * Build a frame into an empty mbuf.
+ *
+ * @param m
+ *   An mbuf with data_len 0; the frame must fit its tailroom.
+ * @param f
+ *   Addresses.
+ * @param h
+ *   The opcode and header values; headers the opcode does not carry are
+ *   ignored.
+ * @param payload
+ *   Payload bytes (may be NULL when len is 0).
+ * @param len
+ *   Payload length; must be 0 for opcodes that carry none.
+ * @param p
+ *   If not NULL, filled with the parsed view of the built frame.
+ * @return
+ *   0; -EINVAL for an unknown opcode, payload on an opcode without one, or
+ *   a non-empty mbuf; -ENOSPC if the frame does not fit.
+ */
+int mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
+	      const struct mwp_hdrs *h, const void *payload, uint32_t len,
+	      struct mwp_pkt *p);
+
+/**
+ * Build an RC ACKNOWLEDGE (ACK, RNR NAK or NAK, by syndrome).
+ *
+ * @return
+ *   As mwp_build.
+ */
+int mwp_build_ack(struct rte_mbuf *m, const struct mwp_flow *f, uint32_t dqpn,
+		  uint32_t psn, uint8_t syndrome, uint32_t msn);
+
+/**
+ * Build an RDMA READ response packet.
+ *
+ * @param opcode
+ *   ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST, _MIDDLE, _LAST or _ONLY.
+ * @return
+ *   As mwp_build.
+ */
+int mwp_build_read_resp(struct rte_mbuf *m, const struct mwp_flow *f,
+			uint8_t opcode, uint32_t dqpn, uint32_t psn,
+			uint8_t syndrome, uint32_t msn,
+			const void *data, uint32_t len);
+
+/**
+ * Build an ATOMIC ACKNOWLEDGE carrying the original value.
+ *
+ * @return
+ *   As mwp_build.
+ */
+int mwp_build_atomic_ack(struct rte_mbuf *m, const struct mwp_flow *f,
+			 uint32_t dqpn, uint32_t psn, uint32_t msn,
+			 uint64_t orig);
+
+#endif /* ROCE_BUILD_H */

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
+#include <isa-l/crc.h>
+#include <rte_byteorder.h>
+#include <rte_ip.h>
+#include <rte_prefetch.h>
+#include <rte_udp.h>
+
+#include "roce_icrc.h"
+
+/* CRC state after the 8 x 0xff pseudo-LRH: crc32 of ff ff ff ff ff ff ff ff.
+ * Linux rxe keeps the same state pre-inverted as 0xdebb20e3. */
+#define ICRC_SEED_AFTER_LRH 0x2144df1cu
+
+/* IP (at most 40) + UDP (8) + BTH (12). */
+#define ICRC_MASKED_MAX (sizeof(struct rte_ipv6_hdr) + \
+			 sizeof(struct rte_udp_hdr) + sizeof(struct roce_bth))
+
+/* CRC over [off, end) of a possibly segmented mbuf, continuing from crc. */
+static uint32_t
+crc_mbuf_range(uint32_t crc, const struct rte_mbuf *m, uint32_t off,
+	       uint32_t end)
+{
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		end -= m->data_len;
+		m = m->next;
+	}
+	while (m != NULL && off < end) {
+		uint32_t seg_end = RTE_MIN(end, (uint32_t)m->data_len);
+
+		crc = crc32_gzip_refl(crc,
+			rte_pktmbuf_mtod_offset(m, unsigned char *, off),
+			seg_end - off);
+		if (end <= m->data_len)
+			break;
+		end -= m->data_len;
+		off = 0;
+		m = m->next;
+	}
+	return crc;
+}
+
+uint32_t
+mwp_icrc_compute(const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	uint8_t hdr[ICRC_MASKED_MAX];
+	const uint32_t hlen = p->bth_off + sizeof(struct roce_bth) - p->l3_off;
+	const uint32_t udp = p->l4_off - p->l3_off;
+	const uint32_t bth = p->bth_off - p->l3_off;
+	uint32_t crc;
+
+	/* The parser guarantees IP..BTH sit in the first segment. */
+	memcpy(hdr, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off), hlen);
+	if (p->flags & MWP_PKT_IPV6) {
+		hdr[0] |= 0x0f;			/* traffic class, high nibble */
+		hdr[1] = 0xff;			/* traffic class low, flow label */
+		hdr[2] = 0xff;
+		hdr[3] = 0xff;
+		hdr[7] = 0xff;			/* hop limit */
+	} else {
+		hdr[1] = 0xff;			/* TOS: DSCP and ECN */
+		hdr[8] = 0xff;			/* TTL */
+		hdr[10] = 0xff;			/* header checksum */
+		hdr[11] = 0xff;
+	}
+	hdr[udp + 6] = 0xff;			/* UDP checksum */
+	hdr[udp + 7] = 0xff;
+	hdr[bth + 4] = 0xff;			/* FECN, BECN, reserved */
+
+	crc = crc32_gzip_refl(ICRC_SEED_AFTER_LRH, hdr, hlen);
+	return crc_mbuf_range(crc, m, p->bth_off + sizeof(struct roce_bth),
+			      p->icrc_off);
+}
+
+uint32_t
+mwp_icrc_read(const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	uint32_t v;
+	const void *t = rte_pktmbuf_read(m, p->icrc_off, sizeof(v), &v);
+
+	if (t != &v)
+		memcpy(&v, t, sizeof(v));
+	return rte_le_to_cpu_32(v);
+}
+
+uint16_t
+mwp_icrc_verify_burst(struct rte_mbuf *const *pkts, const struct mwp_pkt *p,
+		      enum mwp_drop *why, uint16_t n)
+{
+	uint16_t bad = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (why[i] != MWP_DROP_NONE)
+			continue;
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod_offset(pkts[i + 1],
+					void *, p[i + 1].icrc_off));
+		if (!mwp_icrc_ok(pkts[i], &p[i])) {
+			why[i] = MWP_DROP_BAD_ICRC;
+			bad++;
+		}
+	}
+	return bad;
+}
+
+void
+mwp_icrc_fill(struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	const uint32_t v = rte_cpu_to_le_32(mwp_icrc_compute(m, p));
+	const uint8_t *src = (const uint8_t *)&v;
+	uint32_t off = p->icrc_off;
+	unsigned int done = 0;
+
+	/* The trailer may straddle a segment boundary in a chained mbuf. */
+	for (struct rte_mbuf *s = m; s != NULL && done < sizeof(v); s = s->next) {
+		while (off < s->data_len && done < sizeof(v))
+			*rte_pktmbuf_mtod_offset(s, uint8_t *, off++) = src[done++];
+		off -= s->data_len;
+	}
+}

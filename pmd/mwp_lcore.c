@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "mwp_pmd.h"
+
+static inline void
+poll_queue(struct mwp_lcore_queue *q, struct mwp_lcore *lc, uint64_t now)
+{
+	struct rte_mbuf *rx[MWP_RX_BURST];
+	struct rte_mbuf *tx[MWP_RX_BURST];
+	uint16_t nb_rx, nb_tx, sent;
+
+	nb_rx = rte_eth_rx_burst(q->port_id, q->queue_id, rx, MWP_RX_BURST);
+	if (nb_rx == 0)
+		return;
+	__atomic_store_n(&lc->last_rx_tsc, now, __ATOMIC_RELAXED);
+
+	nb_tx = mwp_resp_burst(q->port, rx, nb_rx, tx, &q->stats);
+	if (nb_tx == 0)
+		return;
+	sent = rte_eth_tx_burst(q->port_id, q->queue_id, tx, nb_tx);
+	for (uint16_t i = 0; i < sent; i++)
+		q->stats.tx_bytes += rte_pktmbuf_pkt_len(tx[i]);
+	q->stats.tx_pkts += sent;
+	if (unlikely(sent < nb_tx)) {
+		q->stats.drop[MWP_DROP_TX_FULL] += nb_tx - sent;
+		rte_pktmbuf_free_bulk(&tx[sent], nb_tx - sent);
+	}
+}
+
+int
+mwp_lcore_main(void *arg)
+{
+	struct mwp_lcore *lc = arg;
+	const uint64_t tick = (uint64_t)lc->tick_us * (rte_get_tsc_hz() / 1000000);
+	uint64_t now = rte_rdtsc();
+	uint64_t next_tick = now + tick;
+
+	__atomic_store_n(&lc->last_rx_tsc, now, __ATOMIC_RELAXED);
+	while (!__atomic_load_n(lc->stop, __ATOMIC_RELAXED)) {
+		now = rte_rdtsc();
+		for (uint16_t i = 0; i < lc->nb_queues; i++)
+			poll_queue(&lc->q[i], lc, now);
+		lc->iterations++;
+		if (unlikely(lc->tick != NULL && now >= next_tick)) {
+			lc->tick(lc->tick_arg);
+			next_tick = now + tick;
+		}
+	}
+	return 0;
+}
+
+uint64_t
+mwp_lcore_idle_us(const struct mwp_lcore *lc)
+{
+	uint64_t last = __atomic_load_n(&lc->last_rx_tsc, __ATOMIC_RELAXED);
+	uint64_t now = rte_rdtsc();
+
+	return now > last ? (now - last) / (rte_get_tsc_hz() / 1000000) : 0;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_PMD_H
+#define MWP_PMD_H
+
+/**
+ * @file
+ * The poll-mode side of mwpath: ethdev set-up and the per-lcore loop
+ * (rx burst -> mwp_resp_burst -> tx burst), with per-lcore counters and a
+ * clean stop on a flag.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_mempool.h>
+
+#include "mwpath.h"
+
+/** Frames asked of rte_eth_rx_burst at a time (l3fwd's MAX_PKT_BURST). */
+#define MWP_RX_BURST 32
+
+/** Most rx queues one lcore polls. */
+#define MWP_MAX_QUEUES_PER_LCORE 8
+
+/** One rx/tx queue pair polled by an lcore. */
+struct mwp_lcore_queue {
+	uint16_t port_id;		/**< ethdev port */
+	uint16_t queue_id;		/**< rx and tx queue */
+	struct mwp_port *port;		/**< the library's view of the port */
+	struct mwp_stats stats;		/**< written by the owning lcore only */
+};
+
+/** What one lcore polls, and how it reports back. */
+struct mwp_lcore {
+	unsigned int lcore_id;		/**< the EAL lcore */
+	uint16_t nb_queues;		/**< entries used in q */
+	struct mwp_lcore_queue q[MWP_MAX_QUEUES_PER_LCORE];
+	const bool *stop;		/**< the loop ends when this becomes true */
+	uint64_t last_rx_tsc;		/**< TSC of the last non-empty rx burst */
+	uint64_t iterations;		/**< poll-loop iterations */
+	/** Called about every tick_us microseconds from the loop, if set:
+	 *  lets the main lcore run the program's housekeeping when it polls
+	 *  queues itself. */
+	void (*tick)(void *arg);
+	void *tick_arg;			/**< argument of tick */
+	uint32_t tick_us;		/**< period of tick */
+} __rte_cache_aligned;
+
+/**
+ * Configure and start an ethdev port with one rx and one tx queue per
+ * polling lcore.
+ *
+ * @param port_id
+ *   The ethdev port.
+ * @param nb_queues
+ *   Queue pairs to set up.
+ * @param mp
+ *   Mempool for received frames.
+ * @param mac
+ *   MAC address to set on the port, or NULL to keep the port's own.
+ * @return
+ *   0, or a negative errno; the reason is logged.
+ */
+int mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues,
+		     struct rte_mempool *mp, const struct rte_ether_addr *mac);
+
+/**
+ * Stop and close an ethdev port (a pcap vdev flushes its tx file here).
+ *
+ * @param port_id
+ *   The port.
+ */
+void mwp_ethdev_close(uint16_t port_id);
+
+/**
+ * The poll loop; signature of lcore_function_t.
+ *
+ * Runs until *lc->stop is true, then returns 0.  On every iteration: rx
+ * burst on each queue, mwp_resp_burst, tx burst (frames the queue cannot
+ * take are freed and counted as MWP_DROP_TX_FULL).
+ *
+ * @param arg
+ *   A struct mwp_lcore owned by this lcore for the duration of the call.
+ * @return
+ *   0.
+ */
+int mwp_lcore_main(void *arg);
+
+/**
+ * Time since the lcore last received a frame, in microseconds.  Safe to
+ * call from another lcore.
+ */
+uint64_t mwp_lcore_idle_us(const struct mwp_lcore *lc);
+
+#endif /* MWP_PMD_H */

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The responder's first stages on real mbufs from a mempool: every frame
+ * is counted once (accepted or dropped by reason), every mbuf returns to
+ * the pool, and frames for a QP present in the port's table are accepted.
+ */
+#include <rte_errno.h>
+#include <rte_mempool.h>
+
+#include "test_eal.h"
+#include "test_frames.h"
+
+static struct mwp_port *port;
+
+static void
+setup(void)
+{
+	struct mwp_port_conf c = { .mtu = 1024, .has_ipv4 = true };
+
+	test_eal_init();
+	rte_ether_unformat_addr("02:00:00:00:00:01", &c.mac);
+	inet_pton(AF_INET, "192.0.2.1", &c.ipv4);
+	inet_pton(AF_INET6, "2001:db8::1", c.ipv6);
+	c.has_ipv6 = true;
+	port = mwp_port_create(&c, 0, SOCKET_ID_ANY);
+	cr_assert_not_null(port);
+}
+
+static void
+teardown(void)
+{
+	mwp_port_free(port);
+}
+
+TestSuite(resp, .init = setup, .fini = teardown);
+
+/* A pool mbuf holding a copy of a frame built in a tframe, mutated, with
+ * its ICRC made right again (bad_icrc is applied after that). */
+static void bad_icrc(uint8_t *d, struct mwp_pkt *p) { d[p->icrc_off] ^= 1; }
+
+static struct rte_mbuf *
+pool_frame(uint8_t op, uint32_t len, bool v6, void (*mutate)(uint8_t *, struct mwp_pkt *))
+{
+	static struct tframe t;
+	struct mwp_pkt p;
+	struct rte_mbuf *src = build_frame(&t, op, len, v6, false, &p);
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_mp);
+
+	cr_assert_not_null(m);
+	if (mutate != NULL && mutate != bad_icrc) {
+		mutate(t.data, &p);
+		mwp_icrc_fill(src, &p);
+	} else if (mutate == bad_icrc) {
+		bad_icrc(t.data, &p);
+	}
+	memcpy(rte_pktmbuf_append(m, src->data_len), t.data, src->data_len);
+	return m;
+}
+
+static void other_mac(uint8_t *d, struct mwp_pkt *p) { (void)p; d[5] = 9; }
+static void other_ip(uint8_t *d, struct mwp_pkt *p) { d[p->l3_off + 19] = 9; }
+static void arp(uint8_t *d, struct mwp_pkt *p) { (void)p; d[12] = 8; d[13] = 6; }
+static void qp_77(uint8_t *d, struct mwp_pkt *p) { roce_put24(d + p->bth_off + 5, 77); }
+static void cnp(uint8_t *d, struct mwp_pkt *p) { (void)d; (void)p; }
+
+Test(resp, every_frame_is_counted_once_and_every_mbuf_returns)
+{
+	struct mwp_stats st = { 0 };
+	struct rte_mbuf *pk[8], *tx[8];
+	unsigned int before = rte_mempool_avail_count(test_mp);
+
+	pk[0] = pool_frame(ROCE_OP_RC_RDMA_WRITE_ONLY, 64, false, NULL);
+	pk[1] = pool_frame(ROCE_OP_RC_RDMA_WRITE_ONLY, 64, true, NULL);
+	pk[2] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, bad_icrc);
+	pk[3] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, other_mac);
+	pk[4] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, other_ip);
+	pk[5] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, arp);
+	pk[6] = pool_frame(ROCE_OP_CNP, 0, false, cnp);
+	pk[7] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, qp_77);
+
+	cr_expect_eq(mwp_resp_burst(port, pk, 8, tx, &st), 0);
+	cr_expect_eq(st.rx_pkts, 8);
+	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 3);
+	cr_expect_eq(st.drop[MWP_DROP_BAD_ICRC], 1);
+	cr_expect_eq(st.drop[MWP_DROP_NOT_FOR_US], 2);
+	cr_expect_eq(st.drop[MWP_DROP_NOT_IP], 1);
+	cr_expect_eq(st.drop[MWP_DROP_CNP], 1);
+	cr_expect_eq(st.accepted, 0);
+	cr_expect_eq(mwp_stats_dropped(&st) + st.accepted, st.rx_pkts);
+	cr_expect_eq(rte_mempool_avail_count(test_mp), before,
+		     "mbufs leaked: %u", before - rte_mempool_avail_count(test_mp));
+}
+
+Test(resp, a_qp_in_the_port_table_accepts_its_frames)
+{
+	struct mwp_stats st = { 0 };
+	struct rte_mbuf *pk[2], *tx[2];
+	static int fake_qp;
+
+	port->qp[77 & (MWP_PORT_QP_SLOTS - 1)].qpn = 77;
+	port->qp[77 & (MWP_PORT_QP_SLOTS - 1)].qp = (struct mwp_qp *)&fake_qp;
+	cr_expect_eq(mwp_port_qp(port, 77), (struct mwp_qp *)&fake_qp);
+	cr_expect_null(mwp_port_qp(port, 77 + MWP_PORT_QP_SLOTS),
+		       "slot collision must not match");
+	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, qp_77);
+	pk[1] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
+	mwp_resp_burst(port, pk, 2, tx, &st);
+	cr_expect_eq(st.accepted, 1);
+	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 1);
+}
+
+Test(resp, port_without_addresses_accepts_any_destination)
+{
+	struct mwp_port_conf c = { .mtu = 4096 };
+	struct mwp_port *any = mwp_port_create(&c, 1, SOCKET_ID_ANY);
+	struct mwp_stats st = { 0 };
+	struct rte_mbuf *pk[1], *tx[1];
+
+	cr_assert_not_null(any);
+	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, other_ip);
+	mwp_resp_burst(any, pk, 1, tx, &st);
+	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 1);
+	mwp_port_free(any);
+}
+
+Test(resp, port_rejects_a_bad_path_mtu)
+{
+	struct mwp_port_conf c = { .mtu = 1500 };
+
+	cr_expect_null(mwp_port_create(&c, 0, SOCKET_ID_ANY));
+	cr_expect_eq(rte_errno, EINVAL);
+	cr_expect(mwp_mtu_valid(256) && mwp_mtu_valid(4096));
+	cr_expect(!mwp_mtu_valid(128) && !mwp_mtu_valid(8192) && !mwp_mtu_valid(0));
+}
