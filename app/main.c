@@ -51,11 +51,6 @@ monitor_tick(void *arg)
 	struct monitor *m = arg;
 	struct app_run *run = m->run;
 
-	if (got_signal != 0) {
-		run->stop_reason = got_signal == SIGINT ? "SIGINT" : "SIGTERM";
-		__atomic_store_n(&stop_flag, true, __ATOMIC_RELAXED);
-		return;
-	}
 	if (m->opt->idle_exit_ms != 0) {
 		bool idle = true;
 
@@ -159,6 +154,9 @@ run_lcores(struct app_run *run, const struct app_options *opt)
 	}
 	rte_eal_mp_wait_lcore();
 	run->seconds = (double)(rte_rdtsc() - t0) / rte_get_tsc_hz();
+	/* The handler stops the lcores itself; say why here. */
+	if (got_signal != 0)
+		run->stop_reason = got_signal == SIGINT ? "SIGINT" : "SIGTERM";
 	return 0;
 }
 

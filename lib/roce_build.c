@@ -184,6 +184,10 @@ mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
 	p->icrc_off = p->payload_off + len + pad;
 	p->flags |= MWP_PKT_BTH;
 	mwp_icrc_fill(m, p);
+	/* The UDP checksum covers the ICRC, and the ICRC masks the checksum. */
+	if (f->ipv6 && f->udp6_csum)
+		udp->dgram_cksum = rte_ipv6_udptcp_cksum(
+			(const struct rte_ipv6_hdr *)(d + p->l3_off), udp);
 	return 0;
 }
 

@@ -9,8 +9,9 @@
  * path), and helpers for what a responder sends.
  *
  * Frames get a correct IPv4 header checksum, IP and UDP lengths, a zero UDP
- * checksum (RoCEv2, IBA A17.4.4: the ICRC protects the packet), the pad
- * that rounds the payload to 4 bytes, and the ICRC.
+ * checksum (RoCEv2, IBA A17.4.4: the ICRC protects the packet; over IPv6
+ * optionally a computed one, see mwp_flow.udp6_csum), the pad that rounds
+ * the payload to 4 bytes, and the ICRC.
  */
 
 #include <stdbool.h>
@@ -36,6 +37,10 @@ struct mwp_flow {
 	uint8_t ttl;			/**< IPv4 TTL / IPv6 hop limit; 0 means 64 */
 	uint32_t flow_label;		/**< IPv6 flow label (20 bits) */
 	uint16_t sport;			/**< UDP source port (per-QP entropy) */
+	/** IPv6 only: compute the UDP checksum instead of sending 0.  RoCEv2
+	 *  (IBA A17.4.4) and Linux rxe send 0, which RFC 8200 calls illegal;
+	 *  set this for peers or middleboxes that enforce it. */
+	bool udp6_csum;
 };
 
 /** BTH fields and the values of every extension header an opcode may use. */

@@ -13,10 +13,12 @@
  * reserved) 0xff, then everything up to the ICRC unmasked.  Stored
  * little-endian after the pad.
  *
- * Computed with ISA-L's crc32_gzip_refl (carry-less multiply folding),
- * which, unlike rte_net_crc_calc, takes a seed and so can continue from a
- * masked copy of the headers into the payload in place; see
- * bench/icrc_bench.c for the measurement behind that choice.
+ * Computed with ISA-L's crc32_gzip_refl (carry-less multiply folding).
+ * Unlike rte_net_crc_calc it takes a seed, so it continues from a masked
+ * copy of the headers into the payload in place; rte_net_crc needs a
+ * masked copy of the whole packet.  bench/bench_wire measured verify at
+ * 40 vs 37 ns (64-byte payload) and 111 vs 187 ns (1024-byte) per packet,
+ * ISA-L vs rte_net_crc; see docs/benchmarks.md.
  *
  * All functions are thread-safe and take no locks.
  */

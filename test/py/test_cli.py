@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The mwpath program: --help documents every option of the option table,
+bad options and bad or missing configuration files give one line and a
+non-zero exit before any port starts, the default run does exactly what
+the traffic's generator says, and SIGINT/SIGTERM stop the lcores and print
+the summary."""
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+from common import MWPATH, SRC
+import default_traffic
+import roce
+
+EAL = ["--no-huge", "--no-pci", "--no-shconf", "-m", "128",
+       "--log-level=lib.eal:error", "--log-level=lib.telemetry:error"]
+
+
+def run(args, cwd=None, timeout=60):
+    return subprocess.run([MWPATH] + args, capture_output=True, text=True,
+                          cwd=cwd, timeout=timeout)
+
+
+def summary_counts(out):
+    """{'packets in': n, ..., 'drop': {reason: n}} from the summary."""
+    c = {"drop": {}}
+    for line in out.splitlines():
+        m = re.match(r"^  (packets in|packets out|accepted|dropped)\s+(\d+)", line)
+        if m:
+            c[m.group(1)] = int(m.group(2))
+        m = re.match(r"^    ([a-z0-9_]+)\s+(\d+)\s", line)
+        if m:
+            c["drop"][m.group(1)] = int(m.group(2))
+    return c
+
+
+class Cli(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def assert_one_line_error(self, r, pattern, code=2):
+        self.assertEqual(r.returncode, code, r.stderr)
+        self.assertEqual(r.stdout, "")
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertRegex(lines[0], "^mwpath: " + pattern)
+
+    def test_help_documents_every_option_of_the_table(self):
+        with open(os.path.join(SRC, "app", "options.c")) as f:
+            table = re.findall(r'\{ "([a-z-]+)", (?:no|required)_argument', f.read())
+        self.assertGreaterEqual(len(table), 5)
+        r = run(["--help"])
+        self.assertEqual(r.returncode, 0)
+        for opt in table:
+            self.assertIn("--" + opt, r.stdout)
+        self.assertIn("Default EAL options", r.stdout)
+
+    def test_version(self):
+        r = run(["--version"])
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^mwpath \d+\.\d+\.\d+ \(DPDK 22\.11")
+
+    def test_bad_option_is_one_line_and_exit_2(self):
+        self.assert_one_line_error(run(["--bogus"]), "unknown option '--bogus'")
+        self.assert_one_line_error(run(EAL + ["--", "--bogus"]), "unknown option")
+        self.assert_one_line_error(run(["--idle-exit", "soon"]), "--idle-exit: 'soon'")
+        self.assert_one_line_error(run(["--config"]), "option '--config' needs a value")
+        self.assert_one_line_error(run(["extra"]), "unexpected argument")
+
+    def test_missing_config_is_one_line_and_exit_2(self):
+        self.assert_one_line_error(run(["--config", "/nonexistent.ini"]),
+                                   "cannot read config '/nonexistent.ini': No such file")
+
+    def test_bad_config_names_file_line_section_and_key(self):
+        cases = [
+            ("[port 0]\nmtu = 1500\n", r".*bad\.ini:2: \[port 0\] mtu: '1500' is not a RoCE path MTU"),
+            ("[port 0]\n\nmac = 01:00:00:00:00:01\n", r".*bad\.ini:3: \[port 0\] mac: .*not a unicast MAC"),
+            ("[port 0]\nipv4 = 300.1.1.1\n", r".*:2: \[port 0\] ipv4: "),
+            ("[port 0]\nipv6 = ::g\n", r".*:2: \[port 0\] ipv6: "),
+            ("[port 0]\ncolour = blue\n", r".*:2: \[port 0\] colour: unknown key"),
+            ("[port 0]\n[widget 1]\n", r".*:2: \[widget 1\]: unknown section kind"),
+            ("[port]\n", r".*:1: \[port\]: section names are"),
+            ("mtu = 1024\n", r".*:1: key outside any section"),
+            ("[port 0]\njust words\n", r".*:2: expected 'key = value'"),
+            ("[port 0\n", r".*:1: section header without"),
+        ]
+        for text, pattern in cases:
+            with self.subTest(text=text):
+                self.assert_one_line_error(run(["-c", self.write("bad.ini", text)]), pattern)
+
+    def test_config_for_a_port_the_eal_does_not_have(self):
+        cfg = self.write("two.ini", "[port 1]\nmtu = 1024\n")
+        r = run(EAL + ["--vdev", "net_null0", "--", "-c", cfg])
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("[port 1] configured, but the EAL has only 1 port", r.stderr)
+
+    def test_default_run_matches_the_generator(self):
+        # The bundled files are what the committed script makes.
+        pcap, exp = os.path.join(self.d, "t.pcap"), os.path.join(self.d, "t.json")
+        frames, expect = default_traffic.build()
+        roce.write_pcap(pcap, frames)
+        with open(os.path.join(SRC, "conf", "default-traffic.pcap"), "rb") as f:
+            with open(pcap, "rb") as g:
+                self.assertEqual(f.read(), g.read(), "conf/default-traffic.pcap is stale")
+        with open(os.path.join(SRC, "conf", "default-traffic.expect.json")) as f:
+            self.assertEqual(json.load(f), json.loads(json.dumps(expect)))
+
+        r = run([], cwd=self.d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        c = summary_counts(r.stdout)
+        self.assertEqual(c["packets in"], expect["frames"])
+        self.assertEqual(c["accepted"], expect["accepted"])
+        self.assertEqual(c["drop"], expect["drop"])
+        self.assertEqual(c["dropped"], sum(expect["drop"].values()))
+        self.assertIn("stopped: idle (--idle-exit)", r.stdout)
+        self.assertTrue(os.path.exists(os.path.join(self.d, "mwpath-out.pcap")))
+
+    def run_until_signal(self, sig):
+        pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
+        p = subprocess.Popen([MWPATH, "-l", "0-1"] + EAL + [
+            "--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
+            "--stats-interval", "1"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+        return p.returncode, out, err
+
+    def test_sigint_and_sigterm_stop_and_summarise(self):
+        for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
+            with self.subTest(signal=name):
+                code, out, err = self.run_until_signal(sig)
+                self.assertEqual(code, 0, err)
+                self.assertIn(f"stopped: {name}", out)
+                c = summary_counts(out)
+                self.assertGreater(c["packets in"], 1000)
+                self.assertEqual(c["dropped"] + c["accepted"], c["packets in"])
+                self.assertRegex(out, r"port 0: in \d+ out \d+")  # --stats-interval
+
+    def test_no_port_is_a_clear_error(self):
+        r = run(EAL + ["--"])
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("mwpath: no DPDK port", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
