@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 #
 # Build and run every test twice: in a normal build (build/) and in one
-# with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/).
+# with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/); then
+# fuzz the parser with libFuzzer (clang, ASan+UBSan, build-fuzz/) for
+# FUZZ_SECONDS (default 30), seeded from ../shared/captures.
 # Exits non-zero if anything fails; ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -38,9 +40,32 @@ run_build() {
 	fi
 }
 
+run_fuzz() {
+	local dir=build-fuzz
+	echo "== $dir: libFuzzer on the parser for ${FUZZ_SECONDS:-30} s"
+	if ! { CC=clang meson setup "$dir" -Db_sanitize=address,undefined \
+		-Db_lundef=false -Dfuzz=enabled -Dtests=false -Dbenchmarks=false \
+		>/dev/null || meson setup --reconfigure "$dir" >/dev/null; } ||
+	   ! ninja -C "$dir" test/fuzz/fuzz_parse ||
+	   ! /usr/bin/python3 test/fuzz/make_corpus.py ../shared/captures "$dir/corpus" ||
+	   ! "$dir/test/fuzz/fuzz_parse" -seed=1 -max_len=9216 \
+		-max_total_time="${FUZZ_SECONDS:-30}" -print_final_stats=1 \
+		"$dir/corpus" >"$dir/fuzz.log" 2>&1; then
+		tail -40 "$dir/fuzz.log" 2>/dev/null
+		echo "fuzz_parse: FAIL"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	grep -E '^stat::(number_of_executed_units|new_units_added)' "$dir/fuzz.log"
+	echo "fuzz_parse: OK"
+	passed=$((passed + 1))
+}
+
 run_build build
 run_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbenchmarks=false
+run_fuzz
 
 echo "$passed passed, $failed failed"
 exit $status
