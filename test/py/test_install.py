@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""`meson install` ships a usable library: a program outside the tree,
+compiled with only `pkg-config libmwpath` against the installed header,
+links the shared library and parses a frame with it."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+from common import BUILD
+
+PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include <mwpath.h>
+
+int main(void)
+{
+	static uint8_t buf[256];
+	struct rte_mbuf m;
+	struct mwp_flow f = { .sport = 1 };
+	struct mwp_hdrs h = { .opcode = ROCE_OP_RC_ACKNOWLEDGE, .dqpn = 5, .psn = 9 };
+	struct mwp_pkt p;
+
+	memset(&m, 0, sizeof(m));
+	m.buf_addr = buf;
+	m.buf_len = sizeof(buf);
+	m.nb_segs = 1;
+	if (mwp_build(&m, &f, &h, NULL, 0, NULL) != 0)
+		return 1;
+	if (mwp_parse(&m, &p) != MWP_DROP_NONE || p.qpn != 5 || !mwp_icrc_ok(&m, &p))
+		return 2;
+	printf("%s %s\n", mwp_version(), roce_opcode[p.opcode].name);
+	return 0;
+}
+"""
+
+
+class Install(unittest.TestCase):
+    def test_installed_library_builds_and_runs_an_outside_program(self):
+        with tempfile.TemporaryDirectory() as d:
+            dest = os.path.join(d, "root")
+            subprocess.run(["meson", "install", "-C", BUILD, "--destdir", dest,
+                            "--quiet", "--no-rebuild"], check=True,
+                           capture_output=True)
+            prefix = subprocess.run(
+                ["meson", "introspect", BUILD, "--buildoptions"], check=True,
+                capture_output=True, text=True).stdout
+            opts = {o["name"]: o["value"] for o in json.loads(prefix)}
+            root = dest + opts["prefix"]
+            pcdir = os.path.join(root, opts["libdir"], "pkgconfig")
+            self.assertTrue(os.path.exists(os.path.join(pcdir, "libmwpath.pc")))
+            self.assertTrue(os.path.exists(os.path.join(root, "include", "mwpath", "mwpath.h")))
+            # Relocate our .pc to the staging root; libdpdk's stays put.
+            pc2 = os.path.join(d, "pc")
+            os.makedirs(pc2)
+            with open(os.path.join(pcdir, "libmwpath.pc")) as f:
+                pc = f.read()
+            pc = pc.replace("prefix=" + opts["prefix"] + "\n", "prefix=" + root + "\n", 1)
+            with open(os.path.join(pc2, "libmwpath.pc"), "w") as f:
+                f.write(pc)
+            env = dict(os.environ, PKG_CONFIG_PATH=pc2)
+            flags = subprocess.run(
+                ["pkg-config", "--cflags", "--libs", "libmwpath"], check=True,
+                capture_output=True, text=True, env=env).stdout.split()
+            src = os.path.join(d, "prog.c")
+            exe = os.path.join(d, "prog")
+            with open(src, "w") as f:
+                f.write(PROGRAM)
+            # An instrumented libmwpath.so needs an instrumented program.
+            san = opts.get("b_sanitize", "none")
+            san = [] if san in ("none", []) else ["-fsanitize=" + (
+                san if isinstance(san, str) else ",".join(san))]
+            subprocess.run(["cc", "-Wall", "-Werror", src, "-o", exe] + san + flags,
+                           check=True)
+            libdir = os.path.join(root, opts["libdir"])
+            out = subprocess.run([exe], check=True, capture_output=True, text=True,
+                                 env=dict(os.environ, LD_LIBRARY_PATH=libdir)).stdout
+            self.assertRegex(out, r"^\d+\.\d+\.\d+ RC_ACKNOWLEDGE$")
+            self.assertTrue(any(n.startswith("libmwpath.so") for n in os.listdir(libdir)))
+            self.assertIn("libmwpath.a", os.listdir(libdir))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
