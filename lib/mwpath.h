@@ -12,12 +12,15 @@
  *  - roce_build.h: building frames (requests and responses);
  *  - mwp_port.h, mwp_stats.h, mwp_drop.h: ports, counters, drop reasons;
  *  - roce_resp.h: the per-burst entry point of the datapath;
+ *  - mwp_verbs.h: the verbs face (devices, PDs, MRs, MWs, CQs, QPs);
+ *  - rkey_tbl.h, mwp_access.h: the R_Key table and the access decision;
  *  - mwp_log.h: the library's rte_log type.
  *
  * The library never initialises the EAL and never opens a port: the caller
  * (the mwpath program, a test, an embedding application) does.
  */
 
+#include "mwp_access.h"
 #include "mwp_drop.h"
 #include "mwp_log.h"
 #include "mwp_port.h"
@@ -28,6 +31,8 @@
 #include "roce_opcode.h"
 #include "roce_parse.h"
 #include "roce_resp.h"
+#include "mwp_verbs.h"
+#include "rkey_tbl.h"
 
 /**
  * The library's version, "MAJOR.MINOR.PATCH".

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "mwp_log.h"
+#include "mwp_priv.h"
+
+#define DEFAULT_MAX_KEYS 65536
+
+static unsigned int next_dev_id;
+
+/* The device's ops: the inline verbs of <infiniband/verbs.h> call these. */
+static const struct ibv_context_ops mwp_ops = {
+	.alloc_mw = mwp_op_alloc_mw,
+	.bind_mw = mwp_op_bind_mw,
+	.dealloc_mw = mwp_op_dealloc_mw,
+	.poll_cq = mwp_op_poll_cq,
+	.req_notify_cq = mwp_op_req_notify_cq,
+	.post_send = mwp_op_post_send,
+	.post_recv = mwp_op_post_recv,
+};
+
+struct ibv_context *
+mwp_open_device(const struct mwp_device_attr *attr)
+{
+	struct mwp_device_attr a = { 0 };
+	struct mwp_dev *d;
+	char name[RTE_HASH_NAMESIZE];
+	size_t rcu_sz;
+
+	if (attr != NULL)
+		a = *attr;
+	if (a.max_keys == 0)
+		a.max_keys = DEFAULT_MAX_KEYS;
+	if (a.max_readers == 0)
+		a.max_readers = RTE_MAX_LCORE;
+	if (attr == NULL)
+		a.socket = SOCKET_ID_ANY;
+	if (a.max_keys > MWP_INDEX_SPAN) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (d == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->id = __atomic_fetch_add(&next_dev_id, 1, __ATOMIC_RELAXED);
+	d->max_keys = a.max_keys;
+	d->max_readers = a.max_readers;
+	d->socket = a.socket;
+	d->next_pd = 1;
+	d->next_qpn = MWP_FIRST_QPN;
+	TAILQ_INIT(&d->qps);
+	TAILQ_INIT(&d->pds);
+	TAILQ_INIT(&d->cqs);
+	pthread_mutex_init(&d->lock, NULL);
+
+	rcu_sz = rte_rcu_qsbr_get_memsize(a.max_readers);
+	d->rcu = rte_zmalloc_socket("mwp_rcu", rcu_sz, RTE_CACHE_LINE_SIZE, a.socket);
+	d->mr_by_idx = calloc(a.max_keys, sizeof(*d->mr_by_idx));
+	d->mw_by_idx = calloc(a.max_keys, sizeof(*d->mw_by_idx));
+	d->mr_gen = calloc(a.max_keys, 1);
+	d->mw_gen = calloc(a.max_keys, 1);
+	if (d->rcu == NULL || d->mr_by_idx == NULL || d->mw_by_idx == NULL ||
+	    d->mr_gen == NULL || d->mw_gen == NULL ||
+	    rte_rcu_qsbr_init(d->rcu, a.max_readers) != 0)
+		goto fail;
+	snprintf(name, sizeof(name), "mwp%u_keys", d->id);
+	d->keys = mwp_keys_create(name, a.max_keys, d->rcu, a.socket);
+	if (d->keys == NULL) {
+		MWP_LOG(ERR, "device %u: key table: %s", d->id, rte_strerror(rte_errno));
+		goto fail;
+	}
+	snprintf(d->ibdev.name, sizeof(d->ibdev.name), "mwpath%u", d->id);
+	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "mwpath%u", d->id);
+	d->ibdev.node_type = IBV_NODE_RNIC;
+	d->ibdev.transport_type = IBV_TRANSPORT_IB;
+	d->ctx.device = &d->ibdev;
+	d->ctx.ops = mwp_ops;
+	d->ctx.cmd_fd = -1;
+	d->ctx.async_fd = -1;
+	pthread_mutex_init(&d->ctx.mutex, NULL);
+	return &d->ctx;
+fail:
+	free(d->mr_gen);
+	free(d->mw_gen);
+	free(d->mw_by_idx);
+	free(d->mr_by_idx);
+	rte_free(d->rcu);
+	free(d);
+	errno = ENOMEM;
+	return NULL;
+}
+
+int
+mwp_close_device(struct ibv_context *ctx)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+	struct mwp_qp *qp;
+	struct mwp_pd *pd;
+	struct mwp_cq *cq;
+
+	if (d->nb_readers != 0)
+		return EBUSY;
+	while ((qp = TAILQ_FIRST(&d->qps)) != NULL)
+		mwp_destroy_qp(&qp->ibqp);
+	for (uint32_t i = 0; i < d->max_keys; i++) {
+		struct mwp_mw *mw = d->mw_by_idx[i];
+
+		if (mw != NULL) {
+			mwp_mw_unbind_locked(d, mw);
+			free(mw);
+		}
+	}
+	for (uint32_t i = 0; i < d->max_keys; i++)
+		free(d->mr_by_idx[i]);
+	while ((cq = TAILQ_FIRST(&d->cqs)) != NULL) {
+		cq->users = 0;
+		mwp_destroy_cq(&cq->ibcq);
+	}
+	while ((pd = TAILQ_FIRST(&d->pds)) != NULL) {
+		TAILQ_REMOVE(&d->pds, pd, next);
+		free(pd);
+	}
+	mwp_keys_free(d->keys);
+	free(d->mr_gen);
+	free(d->mw_gen);
+	free(d->mw_by_idx);
+	free(d->mr_by_idx);
+	rte_free(d->rcu);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+	return 0;
+}
+
+int
+mwp_poll(struct ibv_context *ctx)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+	struct mwp_qp *qp;
+	int work = 0;
+
+	pthread_mutex_lock(&d->lock);
+	TAILQ_FOREACH(qp, &d->qps, next)
+		work += mwp_sq_process(qp);
+	pthread_mutex_unlock(&d->lock);
+	return work;
+}
+
+int
+mwp_reader_register(struct ibv_context *ctx, unsigned int thread_id)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+
+	if (thread_id >= d->max_readers ||
+	    rte_rcu_qsbr_thread_register(d->rcu, thread_id) != 0)
+		return EINVAL;
+	rte_rcu_qsbr_thread_online(d->rcu, thread_id);
+	__atomic_fetch_add(&d->nb_readers, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+void
+mwp_reader_quiescent(struct ibv_context *ctx, unsigned int thread_id)
+{
+	rte_rcu_qsbr_quiescent(to_mdev(ctx)->rcu, thread_id);
+}
+
+int
+mwp_reader_unregister(struct ibv_context *ctx, unsigned int thread_id)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+
+	if (thread_id >= d->max_readers)
+		return EINVAL;
+	rte_rcu_qsbr_thread_offline(d->rcu, thread_id);
+	if (rte_rcu_qsbr_thread_unregister(d->rcu, thread_id) != 0)
+		return EINVAL;
+	__atomic_fetch_sub(&d->nb_readers, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+struct mwp_key_table *
+mwp_device_keys(struct ibv_context *ctx)
+{
+	return to_mdev(ctx)->keys;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "mwp_priv.h"
+
+#define MR_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \
+			 IBV_ACCESS_MW_BIND)
+
+struct mwp_mr *
+mwp_mr_by_key(struct mwp_dev *d, uint32_t key)
+{
+	uint32_t idx = key >> 8;
+	struct mwp_mr *mr;
+
+	if (idx < MWP_MR_INDEX_BASE || idx - MWP_MR_INDEX_BASE >= d->max_keys)
+		return NULL;
+	mr = d->mr_by_idx[idx - MWP_MR_INDEX_BASE];
+	return mr != NULL && mr->ibmr.lkey == key ? mr : NULL;
+}
+
+/* Lowest free slot: deterministic keys for a given sequence of calls. */
+static int
+alloc_slot(void **tbl, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (tbl[i] == NULL)
+			return (int)i;
+	return -1;
+}
+
+struct ibv_mr *
+mwp_reg_mr_iova(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+		int access)
+{
+	struct mwp_dev *d = to_mdev(ibpd->context);
+	struct mwp_mr *mr;
+	struct mwp_binding *b;
+	int slot, ret;
+
+	/* C10-?: remote write or atomic access needs local write (verbs). */
+	if (length == 0 || addr == NULL || (access & ~MR_ACCESS_KNOWN) ||
+	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
+	    iova + length - 1 < iova ||
+	    (uintptr_t)addr + length - 1 < (uintptr_t)addr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (mr == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&d->lock);
+	slot = alloc_slot((void **)d->mr_by_idx, d->max_keys);
+	b = slot < 0 ? NULL : mwp_binding_alloc(d->keys);
+	if (b == NULL) {
+		pthread_mutex_unlock(&d->lock);
+		free(mr);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->ibmr.context = ibpd->context;
+	mr->ibmr.pd = ibpd;
+	mr->ibmr.addr = addr;
+	mr->ibmr.length = length;
+	mr->ibmr.handle = (uint32_t)slot;
+	mr->ibmr.lkey = mr->ibmr.rkey =
+		((MWP_MR_INDEX_BASE + (uint32_t)slot) << 8) | d->mr_gen[slot]++;
+	mr->iova = iova;
+	mr->access = (unsigned int)access;
+
+	/* Peers may reach the region itself only with remote rights. */
+	b->rkey = mr->ibmr.rkey;
+	b->kind = MWP_KEY_MR;
+	b->access = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			      IBV_ACCESS_REMOTE_ATOMIC);
+	b->pd = ibpd->handle;
+	b->va = iova;
+	b->length = length;
+	b->host = addr;
+	b->mr_host = addr;
+	b->mr_length = length;
+	ret = mwp_keys_publish(d->keys, b);
+	if (ret != 0) {
+		pthread_mutex_unlock(&d->lock);
+		mwp_binding_free(b);
+		free(mr);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->mr_by_idx[slot] = mr;
+	d->nb_mrs++;
+	to_mpd(ibpd)->users++;
+	pthread_mutex_unlock(&d->lock);
+	return &mr->ibmr;
+}
+
+struct ibv_mr *
+mwp_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return mwp_reg_mr_iova(pd, addr, length, (uintptr_t)addr, access);
+}
+
+int
+mwp_dereg_mr(struct ibv_mr *ibmr)
+{
+	struct mwp_mr *mr = to_mmr(ibmr);
+	struct mwp_dev *d = to_mdev(ibmr->context);
+
+	pthread_mutex_lock(&d->lock);
+	if (mr->bound_mws != 0) {
+		pthread_mutex_unlock(&d->lock);
+		return EBUSY;
+	}
+	mwp_keys_revoke(d->keys, ibmr->rkey);
+	d->mr_by_idx[ibmr->handle] = NULL;
+	d->nb_mrs--;
+	to_mpd(ibmr->pd)->users--;
+	pthread_mutex_unlock(&d->lock);
+	/* The caller may free the memory once we return: wait until no
+	 * reader can still be using the key. */
+	rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	free(mr);
+	return 0;
+}

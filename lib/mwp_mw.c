@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Memory windows: allocation, Type 1 binds posted by ibv_bind_mw, the
+ * DET-style bind, and deallocation.  Type 2 binds and LOCAL_INV are posted
+ * with ibv_post_send (mwp_qp.c); all of them execute in mwp_sq.c.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mwp_priv.h"
+
+struct mwp_mw *
+mwp_mw_by_key(struct mwp_dev *d, uint32_t key)
+{
+	uint32_t idx = key >> 8;
+
+	if (idx < MWP_MW_INDEX_BASE || idx - MWP_MW_INDEX_BASE >= d->max_keys)
+		return NULL;
+	return d->mw_by_idx[idx - MWP_MW_INDEX_BASE];
+}
+
+struct ibv_mw *
+mwp_op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+	struct mwp_dev *d = to_mdev(ibpd->context);
+	struct mwp_mw *mw;
+	uint32_t slot;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (mw == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_lock(&d->lock);
+	for (slot = 0; slot < d->max_keys && d->mw_by_idx[slot] != NULL; slot++)
+		;
+	if (slot == d->max_keys) {
+		pthread_mutex_unlock(&d->lock);
+		free(mw);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mw->index = MWP_MW_INDEX_BASE + slot;
+	mw->cur_rkey = (mw->index << 8) | d->mw_gen[slot]++;
+	mw->state = MWP_MW_FREE;	/* Type 1: unbound, usable by nobody */
+	mw->ibmw.context = ibpd->context;
+	mw->ibmw.pd = ibpd;
+	mw->ibmw.rkey = mw->cur_rkey;
+	mw->ibmw.handle = slot;
+	mw->ibmw.type = type;
+	d->mw_by_idx[slot] = mw;
+	d->nb_mws++;
+	to_mpd(ibpd)->users++;
+	pthread_mutex_unlock(&d->lock);
+	return &mw->ibmw;
+}
+
+/* Take a window's key out of the table, if it has one.  Returns the number
+ * of keys revoked (0 or 1); the caller waits for a grace period. */
+uint32_t
+mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw)
+{
+	if (mw->state != MWP_MW_VALID)
+		return 0;
+	mwp_keys_revoke(d->keys, mw->cur_rkey);
+	mw->mr->bound_mws--;
+	mw->mr = NULL;
+	mw->state = MWP_MW_FREE;
+	return 1;
+}
+
+int
+mwp_op_dealloc_mw(struct ibv_mw *ibmw)
+{
+	struct mwp_mw *mw = to_mmw(ibmw);
+	struct mwp_dev *d = to_mdev(ibmw->context);
+	uint32_t revoked;
+
+	pthread_mutex_lock(&d->lock);
+	revoked = mwp_mw_unbind_locked(d, mw);
+	d->mw_by_idx[mw->index - MWP_MW_INDEX_BASE] = NULL;
+	d->nb_mws--;
+	to_mpd(ibmw->pd)->users--;
+	pthread_mutex_unlock(&d->lock);
+	/* The old key must be dead for every reader when we return (C10-68). */
+	if (revoked)
+		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
+	free(mw);
+	return 0;
+}
+
+/* Post-time checks shared by the Type 1 verb and the DET call, and the
+ * post itself: the new key is written to mw->rkey when the bind is posted
+ * (the consumer restores it if the completion fails). */
+static int
+post_type1_bind(struct ibv_qp *qp, struct ibv_mw *mw,
+		const struct ibv_mw_bind_info *bi, uint64_t wr_id,
+		uint32_t wqe_flags)
+{
+	struct mwp_wqe w = { 0 };
+	int ret;
+
+	w.wr_id = wr_id;
+	w.opcode = IBV_WR_BIND_MW;
+	w.flags = wqe_flags | MWP_WQE_F_TYPE1;
+	w.bind.mw_index = to_mmw(mw)->index;
+	w.bind.mw_rkey = mw->rkey;
+	w.bind.new_rkey = ibv_inc_rkey(mw->rkey);
+	w.bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
+	w.bind.addr = bi->addr;
+	w.bind.length = bi->length;
+	w.bind.access = bi->mw_access_flags;
+	ret = mwp_sq_post(to_mqp(qp), &w);
+	if (ret == 0)
+		mw->rkey = w.bind.new_rkey;
+	return ret;
+}
+
+int
+mwp_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
+{
+	const struct ibv_mw_bind_info *bi = &b->bind_info;
+
+	/* ibv_bind_mw() checked the type, mr == NULL with a range, and the
+	 * MR's PD; check again for callers of the op itself. */
+	if (mw->type != IBV_MW_TYPE_1 || (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED) ||
+	    (bi->mr == NULL && (bi->addr != 0 || bi->length != 0)))
+		return EINVAL;
+	if (bi->mr != NULL && bi->mr->pd != mw->pd)
+		return EPERM;
+	if (qp->context != mw->context)
+		return EINVAL;
+	return post_type1_bind(qp, mw, bi, b->wr_id,
+			       (b->send_flags & IBV_SEND_SIGNALED) ?
+			       MWP_WQE_F_SIGNALED : 0);
+}
+
+int
+mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
+	     uint64_t addr, uint64_t length, unsigned int access,
+	     uint64_t wr_id, uint32_t *rkey)
+{
+	const unsigned int remote = IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_mw_bind_info bi = {
+		.mr = mr, .addr = addr, .length = length,
+		.mw_access_flags = access,
+	};
+	struct mwp_mr *m;
+	int ret;
+
+	if (qp == NULL || mw == NULL || rkey == NULL || mw->type != IBV_MW_TYPE_1 ||
+	    (access & ~remote) != 0 || (mr == NULL && length != 0))
+		return EINVAL;
+	if (qp->state != IBV_QPS_RTS)
+		return ENOTCONN;
+	if (qp->pd != mw->pd || (mr != NULL && mr->pd != mw->pd))
+		return EPERM;
+	if (length != 0) {
+		m = to_mmr(mr);
+		if (!(m->access & IBV_ACCESS_MW_BIND) ||
+		    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+		     !(m->access & IBV_ACCESS_LOCAL_WRITE)))
+			return EACCES;
+		if (addr + length < addr)
+			return EFAULT;
+		if (addr < m->iova || addr - m->iova > mr->length ||
+		    length > mr->length - (addr - m->iova))
+			return ERANGE;
+	} else {
+		bi.mr = NULL;
+		bi.addr = 0;
+	}
+	ret = post_type1_bind(qp, mw, &bi, wr_id,
+			      MWP_WQE_F_SIGNALED | MWP_WQE_F_DET_BIND);
+	if (ret == ENOMEM)
+		return ENOSPC;	/* DET's word for a full send queue */
+	if (ret != 0)
+		return ret;
+	*rkey = mw->rkey;
+	return 0;
+}

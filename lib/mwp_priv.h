@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_PRIV_H
+#define MWP_PRIV_H
+
+/*
+ * libmwpath's verbs objects.  Each embeds its public libibverbs struct
+ * first; to_mxxx() converts back (container_of).  Private: not installed.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <rte_common.h>
+#include <rte_rcu_qsbr.h>
+#include <rte_ring.h>
+
+#include "mwp_verbs.h"
+#include "rkey_tbl.h"
+
+/* R_Key = index << 8 | key byte.  MR and MW indices come from disjoint
+ * ranges by construction. */
+#define MWP_MR_INDEX_BASE	0x000001u
+#define MWP_MW_INDEX_BASE	0x800000u
+#define MWP_INDEX_SPAN		0x7fffffu
+#define MWP_FIRST_QPN		0x11u
+
+#define MWP_MAX_SGE		4
+#define MWP_MAX_INLINE		256
+
+struct mwp_qp;
+struct mwp_pd;
+struct mwp_cq;
+
+/** A device: the software ibv_context. */
+struct mwp_dev {
+	struct ibv_context ctx;		/* first: ibv_context * == mwp_dev * */
+	struct ibv_device ibdev;
+	pthread_mutex_t lock;		/* control path only */
+	struct rte_rcu_qsbr *rcu;
+	uint32_t max_readers;
+	uint32_t nb_readers;
+	struct mwp_key_table *keys;
+	uint32_t max_keys;
+	int socket;
+	/* objects by index, for execution-time lookups by key */
+	struct mwp_mr **mr_by_idx;	/* [index - MWP_MR_INDEX_BASE] */
+	struct mwp_mw **mw_by_idx;	/* [index - MWP_MW_INDEX_BASE] */
+	/* key byte of each slot's next object: a reused slot gets a new
+	 * key, so a stale one is never mistaken for it */
+	uint8_t *mr_gen, *mw_gen;
+	uint32_t next_pd;
+	uint32_t next_qpn;
+	TAILQ_HEAD(, mwp_qp) qps;
+	TAILQ_HEAD(, mwp_pd) pds;
+	TAILQ_HEAD(, mwp_cq) cqs;
+	uint32_t nb_pds, nb_mrs, nb_mws, nb_cqs;
+	unsigned int id;
+};
+
+struct mwp_pd {
+	struct ibv_pd ibpd;
+	TAILQ_ENTRY(mwp_pd) next;
+	uint32_t users;			/* MRs, MWs and QPs in it */
+};
+
+struct mwp_mr {
+	struct ibv_mr ibmr;
+	uint64_t iova;			/* address peers use for byte 0 */
+	unsigned int access;
+	uint32_t bound_mws;		/* windows bound to it */
+};
+
+enum mwp_mw_state {
+	MWP_MW_FREE = 0,		/* Type 2: bindable; Type 1: unbound */
+	MWP_MW_VALID,			/* bound: its key is in the table */
+};
+
+struct mwp_mw {
+	struct ibv_mw ibmw;
+	uint32_t index;
+	uint32_t cur_rkey;		/* the key the device holds */
+	enum mwp_mw_state state;
+	struct mwp_mr *mr;		/* VALID: the region it is bound to */
+	uint32_t qpn;			/* VALID Type 2: its QP */
+};
+
+struct mwp_cq {
+	struct ibv_cq ibcq;
+	TAILQ_ENTRY(mwp_cq) next;
+	struct rte_ring *ring;		/* of struct ibv_wc */
+	uint32_t users;			/* QPs reporting to it */
+	uint64_t overruns;		/* completions that found it full */
+};
+
+/* Internal opcode of a DET bind (fences later WQEs until complete). */
+#define MWP_WQE_F_SIGNALED	0x01
+#define MWP_WQE_F_FENCE		0x02	/* IBV_SEND_FENCE */
+#define MWP_WQE_F_DET_BIND	0x04	/* mwp_det_bind: fences what follows */
+#define MWP_WQE_F_TYPE1		0x08	/* bind posted by ibv_bind_mw */
+
+/** A send work request as the send ring holds it. */
+struct mwp_wqe {
+	uint64_t wr_id;
+	uint32_t opcode;		/* enum ibv_wr_opcode */
+	uint32_t flags;			/* MWP_WQE_F_* */
+	uint32_t send_flags;		/* as posted */
+	uint32_t num_sge;
+	uint32_t imm_or_inv;		/* imm_data (network order) or rkey */
+	uint32_t pad;
+	union {
+		struct {
+			uint32_t mw_index;
+			uint32_t mw_rkey;	/* mw->rkey when posted */
+			uint32_t new_rkey;
+			uint32_t mr_lkey;	/* 0: no region (unbind) */
+			uint64_t addr;
+			uint64_t length;
+			uint32_t access;
+		} bind;
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+			uint64_t compare_add;
+			uint64_t swap;
+		} rdma;
+	};
+	struct ibv_sge sge[MWP_MAX_SGE];
+};
+
+/** What the requester hook did with a data WQE. */
+enum mwp_tx_result {
+	MWP_TX_BUSY = 0,	/* not now: the WQE stays at the ring head */
+	MWP_TX_DONE,		/* sent and complete */
+	MWP_TX_PENDING,		/* sent; mwp_qp_tx_complete() completes it */
+};
+
+/** Hand a data WQE (SEND, WRITE, READ, ATOMIC...) to the requester. */
+typedef enum mwp_tx_result (*mwp_tx_fn)(struct mwp_qp *qp,
+					 const struct mwp_wqe *w, void *arg);
+
+/* An executed WQE waiting for its completion to be delivered in order. */
+enum mwp_cqe_state {
+	MWP_CQE_READY,		/* deliver now */
+	MWP_CQE_GRACE,		/* deliver once the RCU token has expired */
+	MWP_CQE_OUTSTANDING,	/* on the wire: the requester completes it */
+};
+
+struct mwp_pending {
+	struct ibv_wc wc;
+	uint64_t token;		/* MWP_CQE_GRACE */
+	uint8_t state;		/* enum mwp_cqe_state */
+	uint8_t signaled;
+	uint8_t rd_atomic;	/* a READ or ATOMIC (IBV_SEND_FENCE waits) */
+	uint8_t det_bind;	/* fences everything after it */
+};
+
+struct mwp_rwqe {
+	uint64_t wr_id;
+	uint32_t num_sge;
+	struct ibv_sge sge[MWP_MAX_SGE];
+};
+
+struct mwp_qp {
+	struct ibv_qp ibqp;
+	TAILQ_ENTRY(mwp_qp) next;
+	struct mwp_dev *dev;
+	struct mwp_cq *scq, *rcq;
+	bool sq_sig_all;
+	uint32_t max_send_wr, max_recv_wr;
+	uint32_t max_send_sge, max_recv_sge, max_inline;
+	/* send queue: posted (ring) then executed (pending, in order) */
+	struct rte_ring *sq;		/* of struct mwp_wqe */
+	struct mwp_pending *pend;	/* [max_send_wr], circular */
+	uint32_t pend_head, pend_count;
+	uint32_t sq_used;		/* posted and not yet completed */
+	uint32_t rd_atomic_out;		/* READ/ATOMIC outstanding */
+	uint32_t det_bind_out;		/* DET binds not yet completed */
+	struct rte_ring *rq;		/* of struct mwp_rwqe */
+	/* attributes */
+	unsigned int access_flags;
+	enum ibv_mtu path_mtu;
+	uint32_t dest_qpn, rq_psn, sq_psn;
+	uint8_t max_dest_rd_atomic, max_rd_atomic;
+	uint8_t port_num;
+	uint8_t peer_gid[16];		/* IPv6, or ::ffff:a.b.c.d */
+	bool peer_ipv4;
+	/* requester hook (tests, until the requester exists) */
+	mwp_tx_fn tx;
+	void *tx_arg;
+};
+
+#define to_mdev(c)	container_of(c, struct mwp_dev, ctx)
+#define to_mpd(p)	container_of(p, struct mwp_pd, ibpd)
+#define to_mmr(m)	container_of(m, struct mwp_mr, ibmr)
+#define to_mmw(m)	container_of(m, struct mwp_mw, ibmw)
+#define to_mcq(c)	container_of(c, struct mwp_cq, ibcq)
+#define to_mqp(q)	container_of(q, struct mwp_qp, ibqp)
+
+/* ops (mwp_mw.c, mwp_cq.c, mwp_qp.c, mwp_sq.c) */
+struct ibv_mw *mwp_op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int mwp_op_dealloc_mw(struct ibv_mw *mw);
+int mwp_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b);
+int mwp_op_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
+int mwp_op_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int mwp_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		     struct ibv_send_wr **bad_wr);
+int mwp_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+		     struct ibv_recv_wr **bad_wr);
+
+/* internal helpers */
+struct mwp_mr *mwp_mr_by_key(struct mwp_dev *d, uint32_t key);
+struct mwp_mw *mwp_mw_by_key(struct mwp_dev *d, uint32_t key);
+int mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w);
+int mwp_sq_process(struct mwp_qp *qp);
+void mwp_sq_reset(struct mwp_qp *qp);
+int mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc);
+void mwp_qp_to_err(struct mwp_qp *qp);
+uint32_t mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw);
+
+/**
+ * Set the requester hook of a QP (tests and, later, the requester): data
+ * WQEs leave the ring through it, in order.
+ */
+void mwp_qp_set_tx(struct ibv_qp *qp, mwp_tx_fn fn, void *arg);
+
+/** Complete the oldest outstanding data WQE of a QP with a status. */
+int mwp_qp_tx_complete(struct ibv_qp *qp, enum ibv_wc_status status);
+
+#endif /* MWP_PRIV_H */

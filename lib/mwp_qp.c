@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Queue pairs: creation, the verbs state machine, and what ibv_post_send
+ * and ibv_post_recv validate at post time.  Execution is in mwp_sq.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_ring_elem.h>
+
+#include "mwp_priv.h"
+
+static unsigned int next_ring_id;
+
+static struct rte_ring *
+make_ring(const char *what, size_t esize, uint32_t count, int socket,
+	  unsigned int flags)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), "mwp_%s%u", what,
+		 __atomic_fetch_add(&next_ring_id, 1, __ATOMIC_RELAXED));
+	return rte_ring_create_elem(name, (unsigned int)esize, count, socket,
+				    flags | RING_F_EXACT_SZ);
+}
+
+struct ibv_qp *
+mwp_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a)
+{
+	struct mwp_dev *d = to_mdev(ibpd->context);
+	struct ibv_qp_cap *cap = &a->cap;
+	struct mwp_qp *qp;
+
+	if ((a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC) ||
+	    a->send_cq == NULL || a->recv_cq == NULL || a->srq != NULL ||
+	    a->send_cq->context != ibpd->context ||
+	    a->recv_cq->context != ibpd->context ||
+	    cap->max_send_wr == 0 || cap->max_send_wr > 65536 ||
+	    cap->max_recv_wr > 65536 || cap->max_send_sge > MWP_MAX_SGE ||
+	    cap->max_recv_sge > MWP_MAX_SGE || cap->max_inline_data > MWP_MAX_INLINE) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (qp == NULL) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->dev = d;
+	qp->max_send_wr = cap->max_send_wr;
+	qp->max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
+	qp->max_send_sge = cap->max_send_sge;
+	qp->max_recv_sge = cap->max_recv_sge;
+	qp->max_inline = cap->max_inline_data;
+	qp->sq_sig_all = a->sq_sig_all != 0;
+	/* Posting may come from several threads; one thread executes. */
+	qp->sq = make_ring("sq", sizeof(struct mwp_wqe), qp->max_send_wr,
+			   d->socket, RING_F_SC_DEQ);
+	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), qp->max_recv_wr,
+			   d->socket, RING_F_SC_DEQ);
+	qp->pend = calloc(qp->max_send_wr, sizeof(*qp->pend));
+	if (qp->sq == NULL || qp->rq == NULL || qp->pend == NULL) {
+		rte_ring_free(qp->sq);
+		rte_ring_free(qp->rq);
+		free(qp->pend);
+		free(qp);
+		errno = ENOMEM;
+		return NULL;
+	}
+	qp->scq = to_mcq(a->send_cq);
+	qp->rcq = to_mcq(a->recv_cq);
+	qp->path_mtu = IBV_MTU_1024;
+
+	pthread_mutex_lock(&d->lock);
+	qp->ibqp.context = ibpd->context;
+	qp->ibqp.qp_context = a->qp_context;
+	qp->ibqp.pd = ibpd;
+	qp->ibqp.send_cq = a->send_cq;
+	qp->ibqp.recv_cq = a->recv_cq;
+	qp->ibqp.qp_num = d->next_qpn++;
+	qp->ibqp.handle = qp->ibqp.qp_num;
+	qp->ibqp.state = IBV_QPS_RESET;
+	qp->ibqp.qp_type = a->qp_type;
+	qp->scq->users++;
+	qp->rcq->users++;
+	to_mpd(ibpd)->users++;
+	TAILQ_INSERT_TAIL(&d->qps, qp, next);
+	pthread_mutex_unlock(&d->lock);
+	return &qp->ibqp;
+}
+
+int
+mwp_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+	struct mwp_dev *d = qp->dev;
+
+	pthread_mutex_lock(&d->lock);
+	TAILQ_REMOVE(&d->qps, qp, next);
+	qp->scq->users--;
+	qp->rcq->users--;
+	to_mpd(ibqp->pd)->users--;
+	pthread_mutex_unlock(&d->lock);
+	rte_ring_free(qp->sq);
+	rte_ring_free(qp->rq);
+	free(qp->pend);
+	free(qp);
+	return 0;
+}
+
+/* Attributes each transition requires (IBA 11.2.4.2; ibv_modify_qp(3)). */
+static int
+required_mask(enum ibv_qp_type t, enum ibv_qp_state from, enum ibv_qp_state to)
+{
+	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+		return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		       IBV_QP_ACCESS_FLAGS;
+	if (from == IBV_QPS_INIT && to == IBV_QPS_RTR)
+		return t == IBV_QPT_RC ?
+		       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		       IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER :
+		       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		       IBV_QP_RQ_PSN;
+	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
+		return t == IBV_QPT_RC ?
+		       IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		       IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC :
+		       IBV_QP_STATE | IBV_QP_SQ_PSN;
+	return IBV_QP_STATE;
+}
+
+static bool
+transition_ok(enum ibv_qp_state from, enum ibv_qp_state to)
+{
+	switch (to) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_ERR:
+		return true;
+	case IBV_QPS_INIT:
+		return from == IBV_QPS_RESET || from == IBV_QPS_INIT;
+	case IBV_QPS_RTR:
+		return from == IBV_QPS_INIT;
+	case IBV_QPS_RTS:
+		return from == IBV_QPS_RTR || from == IBV_QPS_RTS;
+	default:
+		return false;		/* SQD, SQE: not supported */
+	}
+}
+
+static int
+check_attrs(const struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	const unsigned int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~acc))
+		return EINVAL;
+	if ((mask & IBV_QP_ACCESS_FLAGS) && qp->ibqp.qp_type == IBV_QPT_UC &&
+	    (a->qp_access_flags & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
+		return EINVAL;
+	if ((mask & IBV_QP_PATH_MTU) &&
+	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
+		return EINVAL;
+	/* RoCE addresses by GID: the global route is mandatory. */
+	if ((mask & IBV_QP_AV) && !a->ah_attr.is_global)
+		return EINVAL;
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
+		return EINVAL;
+	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > 0xffffff)
+		return EINVAL;
+	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > 0xffffff)
+		return EINVAL;
+	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->ibqp.state)
+		return EINVAL;
+	return 0;
+}
+
+static void
+apply_attrs(struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
+{
+	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (mask & IBV_QP_ACCESS_FLAGS)
+		qp->access_flags = a->qp_access_flags;
+	if (mask & IBV_QP_PORT)
+		qp->port_num = a->port_num;
+	if (mask & IBV_QP_PATH_MTU)
+		qp->path_mtu = a->path_mtu;
+	if (mask & IBV_QP_AV) {
+		memcpy(qp->peer_gid, a->ah_attr.grh.dgid.raw, 16);
+		qp->peer_ipv4 = memcmp(qp->peer_gid, v4mapped, 12) == 0;
+	}
+	if (mask & IBV_QP_DEST_QPN)
+		qp->dest_qpn = a->dest_qp_num;
+	if (mask & IBV_QP_RQ_PSN)
+		qp->rq_psn = a->rq_psn;
+	if (mask & IBV_QP_SQ_PSN)
+		qp->sq_psn = a->sq_psn;
+	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = a->max_rd_atomic;
+}
+
+int
+mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+	enum ibv_qp_state from, to;
+	int need, ret;
+
+	pthread_mutex_lock(&qp->dev->lock);
+	from = ibqp->state;
+	to = (mask & IBV_QP_STATE) ? a->qp_state : from;
+	need = required_mask(ibqp->qp_type, from, to);
+	if (!transition_ok(from, to) || (mask & need) != need) {
+		pthread_mutex_unlock(&qp->dev->lock);
+		return EINVAL;
+	}
+	ret = check_attrs(qp, a, mask);
+	if (ret != 0) {
+		pthread_mutex_unlock(&qp->dev->lock);
+		return ret;
+	}
+	apply_attrs(qp, a, mask);
+	if (to == IBV_QPS_RESET)
+		mwp_sq_reset(qp);	/* drops work without completions */
+	__atomic_store_n(&ibqp->state, to, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
+}
+
+void
+mwp_qp_to_err(struct mwp_qp *qp)
+{
+	__atomic_store_n(&qp->ibqp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+}
+
+/* Which opcodes each transport may post (IBA 10.8.2; rxe's table). */
+static bool
+opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
+{
+	switch (op) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
+		return true;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_READ:
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return t == IBV_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/* Turn one posted WR into a WQE; 0 or the verbs errno. */
+static int
+make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
+{
+	memset(w, 0, sizeof(*w));
+	if (!opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
+	    (uint32_t)wr->num_sge > qp->max_send_sge)
+		return EINVAL;
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	w->flags = (wr->send_flags & IBV_SEND_SIGNALED) ? MWP_WQE_F_SIGNALED : 0;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		w->flags |= MWP_WQE_F_FENCE;
+
+	switch (wr->opcode) {
+	case IBV_WR_BIND_MW: {
+		const struct ibv_mw *mw = wr->bind_mw.mw;
+		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
+
+		/* No SGEs, no immediate; Type 1 windows are bound with
+		 * ibv_bind_mw, never posted (o10-37.2.34). */
+		if (wr->num_sge != 0 || wr->imm_data != 0 || mw == NULL ||
+		    mw->context != qp->ibqp.context || mw->type != IBV_MW_TYPE_2 ||
+		    (bi->mr == NULL && (bi->addr != 0 || bi->length != 0)))
+			return EINVAL;
+		w->bind.mw_index = to_mmw((struct ibv_mw *)(uintptr_t)mw)->index;
+		w->bind.mw_rkey = mw->rkey;
+		w->bind.new_rkey = (w->bind.mw_index << 8) | (wr->bind_mw.rkey & 0xff);
+		w->bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
+		w->bind.addr = bi->addr;
+		w->bind.length = bi->length;
+		w->bind.access = bi->mw_access_flags;
+		return 0;
+	}
+	case IBV_WR_LOCAL_INV:
+		if (wr->num_sge != 0)
+			return EINVAL;
+		w->imm_or_inv = wr->invalidate_rkey;
+		return 0;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
+			return EINVAL;
+		w->rdma.remote_addr = wr->wr.atomic.remote_addr;
+		w->rdma.rkey = wr->wr.atomic.rkey;
+		w->rdma.compare_add = wr->wr.atomic.compare_add;
+		w->rdma.swap = wr->wr.atomic.swap;
+		break;
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		w->rdma.remote_addr = wr->wr.rdma.remote_addr;
+		w->rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	default:
+		break;
+	}
+	if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		w->imm_or_inv = wr->invalidate_rkey;
+	else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		w->imm_or_inv = wr->imm_data;
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		uint64_t total = 0;
+
+		for (int i = 0; i < wr->num_sge; i++)
+			total += wr->sg_list[i].length;
+		if (total > qp->max_inline)
+			return EINVAL;
+	}
+	w->num_sge = (uint32_t)wr->num_sge;
+	if (wr->num_sge > 0)
+		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * (size_t)wr->num_sge);
+	return 0;
+}
+
+int
+mwp_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		 struct ibv_send_wr **bad_wr)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+	struct mwp_wqe w;
+	int ret = 0;
+
+	for (; wr != NULL; wr = wr->next) {
+		ret = make_wqe(qp, wr, &w);
+		if (ret == 0)
+			ret = mwp_sq_post(qp, &w);
+		if (ret != 0)
+			break;
+		/* Type 2: like Type 1, mw->rkey holds the new key once the
+		 * bind is posted (the consumer restores it on failure). */
+		if (wr->opcode == IBV_WR_BIND_MW)
+			wr->bind_mw.mw->rkey = w.bind.new_rkey;
+	}
+	if (ret != 0 && bad_wr != NULL)
+		*bad_wr = wr;
+	return ret;
+}
+
+int
+mwp_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		 struct ibv_recv_wr **bad_wr)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+	enum ibv_qp_state st = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
+	int ret = 0;
+
+	for (; wr != NULL; wr = wr->next) {
+		struct mwp_rwqe r = { .wr_id = wr->wr_id };
+
+		if (st == IBV_QPS_RESET || wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > qp->max_recv_sge) {
+			ret = EINVAL;
+			break;
+		}
+		r.num_sge = (uint32_t)wr->num_sge;
+		if (wr->num_sge > 0)
+			memcpy(r.sge, wr->sg_list, sizeof(r.sge[0]) * (size_t)wr->num_sge);
+		if (rte_ring_enqueue_elem(qp->rq, &r, sizeof(r)) != 0) {
+			ret = ENOMEM;
+			break;
+		}
+	}
+	if (ret != 0 && bad_wr != NULL)
+		*bad_wr = wr;
+	return ret;
+}
+
+void
+mwp_qp_set_tx(struct ibv_qp *ibqp, mwp_tx_fn fn, void *arg)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+
+	pthread_mutex_lock(&qp->dev->lock);
+	qp->tx = fn;
+	qp->tx_arg = arg;
+	pthread_mutex_unlock(&qp->dev->lock);
+}

@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The send queue of a QP: WQEs execute in posting order (BIND_MW and
+ * LOCAL_INV against the key table here; data WQEs through the requester
+ * hook), then wait in an ordered list until they are complete -- for an
+ * invalidation, until an RCU grace period has passed, so that a
+ * completion the consumer sees means no reader can still use the old key
+ * (C10-68) -- and complete in posting order.  A failed WQE moves the QP
+ * to ERR; everything after it completes with WR_FLUSH_ERR.
+ *
+ * Runs under the device lock (mwp_poll).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_ring_elem.h>
+#include <rte_ring_peek.h>
+
+#include "mwp_priv.h"
+
+static enum ibv_wc_opcode
+wc_opcode(uint32_t op)
+{
+	switch (op) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_WC_RDMA_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_WC_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IBV_WC_COMP_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_WC_FETCH_ADD;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	default:
+		return IBV_WC_SEND;
+	}
+}
+
+static bool
+is_rd_atomic(uint32_t op)
+{
+	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+int
+mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
+{
+	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
+
+	/* In ERR the WQE is taken and flushed with WR_FLUSH_ERR. */
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
+		return EINVAL;
+	/* A slot is held from post to completion (verbs' send queue depth). */
+	if (__atomic_fetch_add(&qp->sq_used, 1, __ATOMIC_ACQ_REL) >= qp->max_send_wr) {
+		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
+		return ENOMEM;
+	}
+	if (rte_ring_enqueue_elem(qp->sq, (void *)(uintptr_t)w, sizeof(*w)) != 0) {
+		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- BIND_MW (memory-windows.md section 2) ---- */
+
+static enum ibv_wc_status
+exec_bind(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
+{
+	struct mwp_dev *d = qp->dev;
+	struct mwp_mw *mw = mwp_mw_by_key(d, w->bind.mw_index << 8);
+	struct mwp_mr *mr = NULL;
+	const uint64_t addr = w->bind.addr, len = w->bind.length;
+	const uint32_t qp_pd = qp->ibqp.pd->handle;
+	const bool zb = w->bind.access & IBV_ACCESS_ZERO_BASED;
+	struct mwp_binding *b;
+	bool type2;
+
+	*revoked = 0;
+	/* The window's current key must be the one the consumer held. */
+	if (mw == NULL || mw->cur_rkey != w->bind.mw_rkey)
+		return IBV_WC_MW_BIND_ERR;
+	type2 = mw->ibmw.type == IBV_MW_TYPE_2;
+	/* The region's lkey must be current. */
+	if (w->bind.mr_lkey != 0) {
+		mr = mwp_mr_by_key(d, w->bind.mr_lkey);
+		if (mr == NULL)
+			return IBV_WC_MW_BIND_ERR;
+	}
+	if (type2) {
+		if (mw->state == MWP_MW_VALID)		/* o10-37.2.30 */
+			return IBV_WC_MW_BIND_ERR;
+		if (len == 0 || mr == NULL)		/* o10-37.2.40 */
+			return IBV_WC_MW_BIND_ERR;
+	}
+	/* C10-72: the window's, the region's and the QP's PD are one. */
+	if (mw->ibmw.pd->handle != qp_pd ||
+	    (mr != NULL && mr->ibmr.pd->handle != qp_pd))
+		return IBV_WC_MW_BIND_ERR;
+	if (len != 0) {
+		uint64_t off;
+
+		if (!(mr->access & IBV_ACCESS_MW_BIND))	/* C10-73 */
+			return IBV_WC_MW_BIND_ERR;
+		if ((w->bind.access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+		    !(mr->access & IBV_ACCESS_LOCAL_WRITE))	/* C10-74 */
+			return IBV_WC_MW_BIND_ERR;
+		/* [addr, addr + len) inside the region, without a sum that
+		 * can wrap; for a zero-based window its start address too. */
+		if (addr < mr->iova)
+			return IBV_WC_MW_BIND_ERR;
+		off = addr - mr->iova;
+		if (off > mr->ibmr.length || len > mr->ibmr.length - off)
+			return IBV_WC_MW_BIND_ERR;
+
+		b = mwp_binding_alloc(d->keys);
+		if (b == NULL)
+			return IBV_WC_MW_BIND_ERR;
+		b->rkey = w->bind.new_rkey;
+		b->kind = type2 ? MWP_KEY_MW2 : MWP_KEY_MW1;
+		b->zero_based = zb;
+		b->access = w->bind.access & (IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+		b->pd = qp_pd;
+		b->qpn = type2 ? qp->ibqp.qp_num : 0;
+		b->va = zb ? 0 : addr;
+		b->length = len;
+		b->host = (uint8_t *)mr->ibmr.addr + off;
+		b->mr_host = mr->ibmr.addr;
+		b->mr_length = mr->ibmr.length;
+		/* A rebind: the old key dies, then the new one is born. */
+		*revoked = mwp_mw_unbind_locked(d, mw);
+		if (mwp_keys_publish(d->keys, b) != 0) {
+			mwp_binding_free(b);
+			mw->cur_rkey = w->bind.new_rkey;
+			return IBV_WC_MW_BIND_ERR;
+		}
+		mr->bound_mws++;
+		mw->mr = mr;
+		mw->state = MWP_MW_VALID;
+		mw->qpn = b->qpn;
+	} else {
+		/* Type 1, length 0: unbind; the old key stops working. */
+		*revoked = mwp_mw_unbind_locked(d, mw);
+	}
+	mw->cur_rkey = w->bind.new_rkey;
+	return IBV_WC_SUCCESS;
+}
+
+/* ---- LOCAL_INV (section 4) ---- */
+
+static enum ibv_wc_status
+exec_local_inv(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
+{
+	const uint32_t rkey = w->imm_or_inv;
+	struct mwp_mw *mw = mwp_mw_by_key(qp->dev, rkey);
+
+	*revoked = 0;
+	/* Unknown key, a region's key (regions are not invalidated), a
+	 * Type 1 window (o10-37.2.26), a stale key byte, a FREE window. */
+	if (mw == NULL || mw->ibmw.type != IBV_MW_TYPE_2 || mw->cur_rkey != rkey ||
+	    mw->state != MWP_MW_VALID)
+		return IBV_WC_LOC_QP_OP_ERR;
+	/* Bound to another QP: refused, nothing invalidated. */
+	if (mw->qpn != qp->ibqp.qp_num)
+		return IBV_WC_MW_BIND_ERR;
+	*revoked = mwp_mw_unbind_locked(qp->dev, mw);
+	return IBV_WC_SUCCESS;
+}
+
+/* ---- the ordered completion list ---- */
+
+static struct mwp_pending *
+pend_push(struct mwp_qp *qp, const struct mwp_wqe *w, enum ibv_wc_status st)
+{
+	struct mwp_pending *e =
+		&qp->pend[(qp->pend_head + qp->pend_count) % qp->max_send_wr];
+
+	memset(e, 0, sizeof(*e));
+	e->wc.wr_id = w->wr_id;
+	e->wc.status = st;
+	e->wc.opcode = wc_opcode(w->opcode);
+	e->wc.qp_num = qp->ibqp.qp_num;
+	e->state = MWP_CQE_READY;
+	e->signaled = qp->sq_sig_all || (w->flags & MWP_WQE_F_SIGNALED);
+	qp->pend_count++;
+	return e;
+}
+
+/* Deliver completed entries in order; stop at the first that is not
+ * complete, or when the CQ is full (an overrun: the QP goes to ERR and the
+ * completion waits, never dropped). */
+static int
+deliver(struct mwp_qp *qp)
+{
+	int n = 0;
+
+	while (qp->pend_count > 0) {
+		struct mwp_pending *e = &qp->pend[qp->pend_head];
+
+		if (e->state == MWP_CQE_OUTSTANDING)
+			break;
+		if (e->state == MWP_CQE_GRACE &&
+		    rte_rcu_qsbr_check(qp->dev->rcu, e->token, false) != 1)
+			break;
+		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
+		    mwp_cq_push(qp->scq, &e->wc) != 0) {
+			mwp_qp_to_err(qp);
+			break;
+		}
+		if (e->det_bind)
+			qp->det_bind_out--;
+		qp->pend_head = (qp->pend_head + 1) % qp->max_send_wr;
+		qp->pend_count--;
+		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
+		n++;
+	}
+	return n;
+}
+
+/* May the WQE at the head run now? (section 5) */
+static bool
+blocked(const struct mwp_qp *qp, const struct mwp_wqe *w)
+{
+	/* A DET bind fences every later WQE until it completes. */
+	if (qp->det_bind_out != 0)
+		return true;
+	/* LOCAL_INV: an implicit fence on every earlier WQE. */
+	if (w->opcode == IBV_WR_LOCAL_INV && qp->pend_count != 0)
+		return true;
+	/* IBV_SEND_FENCE: earlier READs and ATOMICs must be complete. */
+	if ((w->flags & MWP_WQE_F_FENCE) && qp->rd_atomic_out != 0)
+		return true;
+	return false;
+}
+
+/* Run the WQE at the head.  Returns false if it cannot leave yet. */
+static bool
+execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
+{
+	enum ibv_wc_status st;
+	struct mwp_pending *e;
+	uint32_t revoked = 0;
+
+	*failed = false;
+	switch (w->opcode) {
+	case IBV_WR_BIND_MW:
+		st = exec_bind(qp, w, &revoked);
+		break;
+	case IBV_WR_LOCAL_INV:
+		st = exec_local_inv(qp, w, &revoked);
+		break;
+	default: {
+		enum mwp_tx_result r = qp->tx != NULL ?
+				       qp->tx(qp, w, qp->tx_arg) : MWP_TX_BUSY;
+
+		if (r == MWP_TX_BUSY)
+			return false;	/* the ring holds it */
+		e = pend_push(qp, w, IBV_WC_SUCCESS);
+		if (r == MWP_TX_PENDING) {
+			e->state = MWP_CQE_OUTSTANDING;
+			e->rd_atomic = is_rd_atomic(w->opcode);
+			qp->rd_atomic_out += e->rd_atomic;
+		}
+		return true;
+	}
+	}
+	e = pend_push(qp, w, st);
+	if (w->flags & MWP_WQE_F_DET_BIND) {
+		e->det_bind = 1;
+		qp->det_bind_out++;
+	}
+	if (revoked) {
+		e->state = MWP_CQE_GRACE;
+		e->token = rte_rcu_qsbr_start(qp->dev->rcu);
+	}
+	*failed = st != IBV_WC_SUCCESS;
+	return true;
+}
+
+/* In ERR: every WQE still in the ring completes with WR_FLUSH_ERR (always
+ * reported), and so does every posted receive. */
+static int
+flush(struct mwp_qp *qp)
+{
+	struct mwp_wqe w;
+	struct mwp_rwqe r;
+	int n = 0;
+
+	while (qp->pend_count < qp->max_send_wr &&
+	       rte_ring_dequeue_elem(qp->sq, &w, sizeof(w)) == 0) {
+		pend_push(qp, &w, IBV_WC_WR_FLUSH_ERR);
+		n++;
+	}
+	while (rte_ring_dequeue_bulk_elem_start(qp->rq, &r, sizeof(r), 1, NULL) == 1) {
+		struct ibv_wc wc = {
+			.wr_id = r.wr_id, .status = IBV_WC_WR_FLUSH_ERR,
+			.opcode = IBV_WC_RECV, .qp_num = qp->ibqp.qp_num,
+		};
+
+		if (mwp_cq_push(qp->rcq, &wc) != 0) {
+			rte_ring_dequeue_elem_finish(qp->rq, 0);
+			break;
+		}
+		rte_ring_dequeue_elem_finish(qp->rq, 1);
+		n++;
+	}
+	return n;
+}
+
+int
+mwp_sq_process(struct mwp_qp *qp)
+{
+	enum ibv_qp_state st = qp->ibqp.state;
+	int work;
+
+	if (st == IBV_QPS_RESET)
+		return 0;
+	work = deliver(qp);
+	while (qp->ibqp.state != IBV_QPS_ERR) {
+		struct mwp_wqe w;
+		bool failed;
+
+		if (rte_ring_dequeue_bulk_elem_start(qp->sq, &w, sizeof(w), 1, NULL) != 1)
+			break;
+		if (blocked(qp, &w) || !execute(qp, &w, &failed)) {
+			rte_ring_dequeue_elem_finish(qp->sq, 0);
+			break;
+		}
+		rte_ring_dequeue_elem_finish(qp->sq, 1);
+		work++;
+		if (failed)
+			mwp_qp_to_err(qp);
+	}
+	if (qp->ibqp.state == IBV_QPS_ERR)
+		work += flush(qp);
+	work += deliver(qp);
+	return work;
+}
+
+void
+mwp_sq_reset(struct mwp_qp *qp)
+{
+	struct mwp_wqe w;
+	struct mwp_rwqe r;
+
+	while (rte_ring_dequeue_elem(qp->sq, &w, sizeof(w)) == 0)
+		;
+	while (rte_ring_dequeue_elem(qp->rq, &r, sizeof(r)) == 0)
+		;
+	qp->pend_head = qp->pend_count = 0;
+	qp->rd_atomic_out = qp->det_bind_out = 0;
+	__atomic_store_n(&qp->sq_used, 0, __ATOMIC_RELEASE);
+}
+
+int
+mwp_qp_tx_complete(struct ibv_qp *ibqp, enum ibv_wc_status status)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+	int ret = -ENOENT;
+
+	pthread_mutex_lock(&qp->dev->lock);
+	for (uint32_t i = 0; i < qp->pend_count; i++) {
+		struct mwp_pending *e = &qp->pend[(qp->pend_head + i) % qp->max_send_wr];
+
+		if (e->state != MWP_CQE_OUTSTANDING)
+			continue;
+		e->state = MWP_CQE_READY;
+		e->wc.status = status;
+		qp->rd_atomic_out -= e->rd_atomic;
+		if (status != IBV_WC_SUCCESS)
+			mwp_qp_to_err(qp);
+		ret = 0;
+		break;
+	}
+	pthread_mutex_unlock(&qp->dev->lock);
+	return ret;
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_VERBS_H
+#define MWP_VERBS_H
+
+/**
+ * @file
+ * The verbs face of mwpath.
+ *
+ * mwp_open_device() returns a software struct ibv_context whose ops table
+ * is mwpath's, so the inline verbs of the real <infiniband/verbs.h> --
+ * ibv_alloc_mw, ibv_dealloc_mw, ibv_bind_mw, ibv_post_send, ibv_post_recv,
+ * ibv_poll_cq, ibv_inc_rkey -- work unchanged on it.  The verbs libibverbs
+ * does not inline have mwp_ twins of the same shape.  Errors follow verbs:
+ * NULL with errno, or a positive errno value.
+ *
+ * The caller must have initialised DPDK's EAL; nothing else (no port, no
+ * hugepage) is needed.  Work posted to send queues runs when mwp_poll() is
+ * called (or, in the mwpath program, on the owning lcore).
+ *
+ * Thread safety: control verbs (alloc, reg, bind posting, modify, destroy)
+ * may be called from any thread; they serialise on a per-device lock that
+ * the datapath never takes.  Datapath readers (mwp_keys_lookup_burst) take
+ * no lock but must be registered RCU readers (mwp_reader_register).
+ */
+
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+
+/** What mwp_open_device creates. */
+struct mwp_device_attr {
+	uint32_t max_keys;	/**< live R_Keys (MRs + bound MWs); 0: 65536 */
+	uint32_t max_readers;	/**< RCU reader threads; 0: RTE_MAX_LCORE */
+	int socket;		/**< NUMA socket, or SOCKET_ID_ANY */
+};
+
+/**
+ * Open a device.
+ *
+ * @param attr
+ *   Its limits; NULL for the defaults (a device with no port, for tests
+ *   and embedding).
+ * @return
+ *   The context, or NULL with errno ENOMEM or EINVAL.
+ */
+struct ibv_context *mwp_open_device(const struct mwp_device_attr *attr);
+
+/**
+ * Close a device and free everything it still holds.
+ *
+ * @return
+ *   0, or EBUSY if a reader is still registered.
+ */
+int mwp_close_device(struct ibv_context *ctx);
+
+/** ibv_alloc_pd: NULL with errno ENOMEM on failure. */
+struct ibv_pd *mwp_alloc_pd(struct ibv_context *ctx);
+
+/** ibv_dealloc_pd: 0, or EBUSY while MRs, MWs or QPs use the PD. */
+int mwp_dealloc_pd(struct ibv_pd *pd);
+
+/**
+ * ibv_reg_mr: register [addr, addr + length) with the host address as the
+ * address peers use.
+ *
+ * @return
+ *   The MR (lkey == rkey), or NULL with errno EINVAL (bad access flags,
+ *   zero length, REMOTE_WRITE or REMOTE_ATOMIC without LOCAL_WRITE,
+ *   wrapping range) or ENOMEM (no key left).
+ */
+struct ibv_mr *mwp_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+			  int access);
+
+/**
+ * ibv_reg_mr_iova: as mwp_reg_mr, but peers address byte 0 of the region
+ * as iova.
+ */
+struct ibv_mr *mwp_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+			       uint64_t iova, int access);
+
+/**
+ * ibv_dereg_mr.  Returns after every datapath reader has stopped using the
+ * MR's key (an RCU grace period), so the memory may be freed at once.
+ *
+ * @return
+ *   0, or EBUSY while memory windows are bound to the MR (Linux rxe
+ *   answers EINVAL; mwpath chooses EBUSY).
+ */
+int mwp_dereg_mr(struct ibv_mr *mr);
+
+/** ibv_create_cq with cqe entries: NULL with errno EINVAL or ENOMEM. */
+struct ibv_cq *mwp_create_cq(struct ibv_context *ctx, int cqe);
+
+/** ibv_destroy_cq: 0, or EBUSY while a QP uses it. */
+int mwp_destroy_cq(struct ibv_cq *cq);
+
+/**
+ * ibv_create_qp for IBV_QPT_RC and IBV_QPT_UC.
+ *
+ * @return
+ *   The QP in RESET, or NULL with errno EINVAL (other types, no CQ, CQ of
+ *   another device), ENOMEM.
+ */
+struct ibv_qp *mwp_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+
+/**
+ * ibv_modify_qp: RESET -> INIT -> RTR -> RTS, any -> ERR, any -> RESET,
+ * with the attributes verbs requires for each transition.  RoCEv2
+ * addressing comes from attr->ah_attr (the GID is the peer's IPv6 or
+ * IPv4-mapped address), dest_qp_num, rq_psn, sq_psn, path_mtu,
+ * qp_access_flags and max_dest_rd_atomic.
+ *
+ * @return
+ *   0, or EINVAL (illegal transition, missing or bad attribute).
+ */
+int mwp_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
+
+/** ibv_destroy_qp: 0; outstanding work is dropped without completions. */
+int mwp_destroy_qp(struct ibv_qp *qp);
+
+/**
+ * Run one iteration of the device's work from the calling thread: each
+ * QP's send queue in order, and the completions waiting for an RCU grace
+ * period.
+ *
+ * @return
+ *   How many work requests were executed or completed.
+ */
+int mwp_poll(struct ibv_context *ctx);
+
+/**
+ * DET-style bind (../shared/spec/memory-windows.md section 6): check up
+ * front, then post a bind WQE that fences every later WQE of the QP until
+ * it completes.  The binding is usable on every QP of the PD (Type 1).
+ *
+ * @param qp
+ *   The QP whose send queue runs the bind.
+ * @param mw
+ *   A Type 1 window.
+ * @param mr
+ *   The region (NULL only with length 0).
+ * @param addr, length
+ *   The window; length 0 invalidates the previous binding.
+ * @param access
+ *   Remote rights (IBV_ACCESS_REMOTE_*).
+ * @param wr_id
+ *   Reported in the completion (always signaled).
+ * @param rkey
+ *   The new R_Key, written on success.
+ * @return
+ *   0 (posted); EACCES (the region does not allow binding or the rights
+ *   asked exceed it); EFAULT (bad address); EINVAL (bad parameter); ENOMEM;
+ *   ENOTCONN (the QP state forbids posting); ENOSPC (send queue full);
+ *   EPERM (QP, MW and MR not in one PD); ERANGE (window outside the region).
+ */
+int mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
+		 uint64_t addr, uint64_t length, unsigned int access,
+		 uint64_t wr_id, uint32_t *rkey);
+
+/**
+ * Register the calling thread as a datapath reader of the device's key
+ * table (an RCU QSBR reader, online from now on).
+ *
+ * @param thread_id
+ *   Unique per reader, below mwp_device_attr.max_readers.
+ * @return
+ *   0, or EINVAL.
+ */
+int mwp_reader_register(struct ibv_context *ctx, unsigned int thread_id);
+
+/** Report a quiescent state: the reader holds no key table pointer. */
+void mwp_reader_quiescent(struct ibv_context *ctx, unsigned int thread_id);
+
+/** Unregister a reader (it goes offline first). */
+int mwp_reader_unregister(struct ibv_context *ctx, unsigned int thread_id);
+
+struct mwp_key_table;
+
+/** The device's R_Key table, for the datapath (see rkey_tbl.h). */
+struct mwp_key_table *mwp_device_keys(struct ibv_context *ctx);
+
+#endif /* MWP_VERBS_H */

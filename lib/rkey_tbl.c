@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <errno.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_hash_crc.h>
+#include <rte_malloc.h>
+
+#include "rkey_tbl.h"
+
+struct mwp_key_table {
+	struct rte_hash *h;
+	int socket;
+	/* Live keys.  rte_hash_count() also counts deleted slots still
+	 * waiting in the RCU defer queue. */
+	uint32_t live;
+};
+
+/* Called by the hash's RCU defer queue once no reader can hold b. */
+static void
+free_binding(void *p, void *key_data)
+{
+	RTE_SET_USED(p);
+	rte_free(key_data);
+}
+
+struct mwp_key_table *
+mwp_keys_create(const char *name, uint32_t max_keys, struct rte_rcu_qsbr *rcu,
+		int socket)
+{
+	struct rte_hash_parameters hp = {
+		.name = name,
+		/* 4-byte keys: rte_hash's compare falls back to memcmp for
+		 * them, but the CRC32 hash is a single instruction. */
+		.entries = RTE_MAX(max_keys, 16u),
+		.key_len = sizeof(uint32_t),
+		.hash_func = rte_hash_crc,
+		.socket_id = socket,
+		/* Lock-free readers; the extendable table keeps inserts from
+		 * failing below `entries` however the keys hash. */
+		.extra_flag = RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF |
+			      RTE_HASH_EXTRA_FLAGS_EXT_TABLE,
+	};
+	struct rte_hash_rcu_config rc = {
+		.v = rcu,
+		.mode = RTE_HASH_QSBR_MODE_DQ,
+		.free_key_data_func = free_binding,
+	};
+	struct mwp_key_table *t;
+
+	t = rte_zmalloc_socket("mwp_keys", sizeof(*t), 0, socket);
+	if (t == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	t->socket = socket;
+	t->h = rte_hash_create(&hp);
+	if (t->h == NULL) {
+		rte_free(t);
+		return NULL;
+	}
+	rc.key_data_ptr = t;
+	if (rte_hash_rcu_qsbr_add(t->h, &rc) != 0) {
+		rte_hash_free(t->h);
+		rte_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void
+mwp_keys_free(struct mwp_key_table *t)
+{
+	const void *key;
+	void *data;
+	uint32_t it = 0;
+
+	if (t == NULL)
+		return;
+	/* Live keys still own their descriptors; the defer queue frees the
+	 * revoked ones when the hash goes. */
+	while (rte_hash_iterate(t->h, &key, &data, &it) >= 0)
+		rte_free(data);
+	rte_hash_free(t->h);
+	rte_free(t);
+}
+
+struct mwp_binding *
+mwp_binding_alloc(struct mwp_key_table *t)
+{
+	return rte_zmalloc_socket("mwp_binding", sizeof(struct mwp_binding),
+				  RTE_CACHE_LINE_SIZE, t->socket);
+}
+
+void
+mwp_binding_free(struct mwp_binding *b)
+{
+	rte_free(b);
+}
+
+int
+mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b)
+{
+	int ret;
+
+	if (rte_hash_lookup(t->h, &b->rkey) >= 0)
+		return -EEXIST;
+	/* The descriptor's stores are made visible by the hash's release
+	 * store of the key slot (LF mode). */
+	ret = rte_hash_add_key_data(t->h, &b->rkey, b);
+	if (ret != 0)
+		return -ENOSPC;
+	__atomic_fetch_add(&t->live, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int
+mwp_keys_revoke(struct mwp_key_table *t, uint32_t rkey)
+{
+	if (rte_hash_del_key(t->h, &rkey) < 0)
+		return -ENOENT;
+	__atomic_fetch_sub(&t->live, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+const struct mwp_binding *
+mwp_keys_lookup(const struct mwp_key_table *t, uint32_t rkey)
+{
+	void *data;
+
+	if (rte_hash_lookup_data(t->h, &rkey, &data) < 0)
+		return NULL;
+	return data;
+}
+
+unsigned int
+mwp_keys_lookup_burst(const struct mwp_key_table *t, const uint32_t *rkeys,
+		      unsigned int n, const struct mwp_binding **out)
+{
+	unsigned int found = 0;
+
+	for (unsigned int base = 0; base < n; base += RTE_HASH_LOOKUP_BULK_MAX) {
+		unsigned int k = RTE_MIN(n - base, (unsigned int)RTE_HASH_LOOKUP_BULK_MAX);
+		const void *keys[RTE_HASH_LOOKUP_BULK_MAX];
+		void *data[RTE_HASH_LOOKUP_BULK_MAX];
+		uint64_t hits = 0;
+
+		for (unsigned int i = 0; i < k; i++)
+			keys[i] = &rkeys[base + i];
+		found += rte_hash_lookup_bulk_data(t->h, keys, k, &hits, data);
+		for (unsigned int i = 0; i < k; i++)
+			out[base + i] = (hits >> i) & 1 ? data[i] : NULL;
+	}
+	return found;
+}
+
+uint32_t
+mwp_keys_count(const struct mwp_key_table *t)
+{
+	return __atomic_load_n(&t->live, __ATOMIC_RELAXED);
+}

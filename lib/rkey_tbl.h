@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef RKEY_TBL_H
+#define RKEY_TBL_H
+
+/**
+ * @file
+ * The R_Key table: rte_hash keyed by the full 32-bit R_Key with lock-free
+ * readers (RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF); each value points to an
+ * immutable descriptor of one binding.  A rebind publishes a new descriptor
+ * under the new key and deletes the old key; descriptors and hash slots
+ * are reclaimed only after an RCU (QSBR) grace period.
+ *
+ * Writers (publish, revoke) must be serialised by the caller (the device
+ * lock); readers take no lock but must be registered, online QSBR readers
+ * of the table's RCU variable and must not keep a descriptor across a
+ * quiescent report.
+ */
+
+#include <stdint.h>
+
+#include <rte_rcu_qsbr.h>
+
+/** What a key names. */
+enum mwp_key_kind {
+	MWP_KEY_MR = 0,		/**< a memory region */
+	MWP_KEY_MW1 = 1,	/**< a Type 1 memory window */
+	MWP_KEY_MW2 = 2,	/**< a Type 2B memory window (bound to one QP) */
+};
+
+/** One binding, immutable once published. */
+struct mwp_binding {
+	uint32_t rkey;		/**< the full R_Key */
+	uint8_t kind;		/**< enum mwp_key_kind */
+	uint8_t zero_based;	/**< addresses are offsets from the start */
+	uint16_t access;	/**< IBV_ACCESS_* granted to remote peers */
+	uint32_t pd;		/**< PD handle */
+	uint32_t qpn;		/**< MWP_KEY_MW2: the QP it is bound to */
+	uint64_t va;		/**< first address peers use (0 if zero_based) */
+	uint64_t length;	/**< bytes */
+	uint8_t *host;		/**< host address of va */
+	uint8_t *mr_host;	/**< the region's first host byte */
+	uint64_t mr_length;	/**< the region's length */
+} __rte_cache_aligned;
+
+struct mwp_key_table;
+
+/**
+ * Create a table.
+ *
+ * @param name
+ *   Unique name (rte_hash names are global).
+ * @param max_keys
+ *   Live keys it must hold.
+ * @param rcu
+ *   The QSBR variable readers report to.
+ * @param socket
+ *   NUMA socket or SOCKET_ID_ANY.
+ * @return
+ *   The table, or NULL with rte_errno set.
+ */
+struct mwp_key_table *mwp_keys_create(const char *name, uint32_t max_keys,
+				      struct rte_rcu_qsbr *rcu, int socket);
+
+/** Free a table and every descriptor in it.  No reader may be active. */
+void mwp_keys_free(struct mwp_key_table *t);
+
+/**
+ * Allocate a descriptor to fill and publish.
+ *
+ * @return
+ *   A zeroed descriptor, or NULL.
+ */
+struct mwp_binding *mwp_binding_alloc(struct mwp_key_table *t);
+
+/** Free a descriptor that was never published. */
+void mwp_binding_free(struct mwp_binding *b);
+
+/**
+ * Publish a descriptor under b->rkey.  Writers only.
+ *
+ * @return
+ *   0; -EEXIST if the key is live; -ENOSPC if the table is full.
+ */
+int mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b);
+
+/**
+ * Delete a key.  Readers may still hold its descriptor until they report
+ * a quiescent state; the descriptor is freed after that.  Writers only.
+ *
+ * @return
+ *   0, or -ENOENT.
+ */
+int mwp_keys_revoke(struct mwp_key_table *t, uint32_t rkey);
+
+/** Look one key up (readers and writers); NULL if not live. */
+const struct mwp_binding *mwp_keys_lookup(const struct mwp_key_table *t,
+					  uint32_t rkey);
+
+/**
+ * Look up a burst of keys at once (the datapath's way): one bulk hash
+ * lookup per 64 keys.
+ *
+ * @param rkeys
+ *   The keys.
+ * @param n
+ *   How many.
+ * @param out
+ *   Per key: its descriptor, or NULL (unknown key, or a stale key byte:
+ *   both answered with NAK 0x62).
+ * @return
+ *   The number of keys found.
+ */
+unsigned int mwp_keys_lookup_burst(const struct mwp_key_table *t,
+				   const uint32_t *rkeys, unsigned int n,
+				   const struct mwp_binding **out);
+
+/** Number of live keys. */
+uint32_t mwp_keys_count(const struct mwp_key_table *t);
+
+#endif /* RKEY_TBL_H */

@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * memory-windows.md section 5 (ordering) and section 6 (the DET-style
+ * bind).  Data WQEs leave through a requester hook that records the order
+ * and what the key table held at that moment.
+ */
+#include "verbs_fixture.h"
+
+#define MAX_SEEN 2048
+
+static struct {
+	uint64_t wr_id[MAX_SEEN];
+	bool key_live[MAX_SEEN];
+	unsigned int n;
+	uint32_t watch_key;		/* checked at hand-off */
+	enum mwp_tx_result answer;	/* DONE or PENDING */
+	bool busy;			/* refuse everything */
+} tx;
+
+static enum mwp_tx_result
+hook(struct mwp_qp *q, const struct mwp_wqe *w, void *arg)
+{
+	RTE_SET_USED(q);
+	RTE_SET_USED(arg);
+	if (tx.busy)
+		return MWP_TX_BUSY;
+	cr_assert_lt(tx.n, MAX_SEEN);
+	tx.wr_id[tx.n] = w->wr_id;
+	tx.key_live[tx.n] = tx.watch_key != 0 && resolve(tx.watch_key) != NULL;
+	tx.n++;
+	return tx.answer;
+}
+
+static void
+setup(void)
+{
+	verbs_setup();
+	memset(&tx, 0, sizeof(tx));
+	tx.answer = MWP_TX_DONE;
+	mwp_qp_set_tx(qp, hook, NULL);
+	mwp_qp_set_tx(qp_b, hook, NULL);
+}
+
+TestSuite(order5, .init = setup, .fini = verbs_teardown);
+
+static int
+post_op(struct ibv_qp *q, enum ibv_wr_opcode op, uint64_t wr_id, unsigned int flags)
+{
+	static uint64_t scratch;
+	struct ibv_sge sge = { .addr = (uintptr_t)&scratch, .length = 8, .lkey = mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .opcode = op, .send_flags = flags,
+				  .sg_list = &sge, .num_sge = 1 };
+	struct ibv_send_wr *bad;
+
+	wr.wr.rdma.remote_addr = 0x1000;
+	wr.wr.rdma.rkey = 0x1234;
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
+		wr.wr.atomic.remote_addr = 0x1000;
+		wr.wr.atomic.rkey = 0x1234;
+	}
+	return ibv_post_send(q, &wr, &bad);
+}
+
+Test(order5, completions_appear_in_posting_order)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 1, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, 2), 0);
+	cr_assert_eq(post_op(qp, IBV_WR_RDMA_WRITE, 3, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_local_inv(qp, (w->rkey & ~0xffu) | 1, 4, true), 0);
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 5, IBV_SEND_SIGNALED), 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	expect_wc(3, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	expect_wc(4, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+	expect_wc(5, IBV_WC_SUCCESS, IBV_WC_SEND);
+	cr_expect_eq(tx.n, 3);
+	cr_expect(tx.wr_id[0] == 1 && tx.wr_id[1] == 3 && tx.wr_id[2] == 5);
+}
+
+Test(order5, a_send_posted_after_a_bind_leaves_only_after_the_bind_took_effect)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+	tx.watch_key = (w->rkey & ~0xffu) | 0x42;
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 0x42, 1), 0);
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 2, IBV_SEND_SIGNALED), 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_SEND);
+	cr_assert_eq(tx.n, 1);
+	cr_expect(tx.key_live[0], "the peer could not yet use the new rkey");
+}
+
+Test(order5, local_inv_waits_for_every_earlier_wqe)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_wc wc;
+
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 7, 1), 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	tx.answer = MWP_TX_PENDING;		/* the SEND stays on the wire */
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 2, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_local_inv(qp, w->rkey, 3, true), 0);
+	for (int i = 0; i < 20; i++)
+		mwp_poll(ctx);
+	cr_expect_not_null(resolve(w->rkey), "LOCAL_INV ran before the SEND completed");
+	cr_expect_eq(ibv_poll_cq(cq, 1, &wc), 0);
+	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_SUCCESS), 0);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_SEND);
+	expect_wc(3, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+	cr_expect_null(resolve(w->rkey));
+}
+
+Test(order5, fence_waits_for_earlier_reads_and_atomics)
+{
+	tx.answer = MWP_TX_PENDING;
+	cr_assert_eq(post_op(qp, IBV_WR_RDMA_READ, 1, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_op(qp, IBV_WR_ATOMIC_FETCH_AND_ADD, 2, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 3, IBV_SEND_SIGNALED | IBV_SEND_FENCE), 0);
+	for (int i = 0; i < 20; i++)
+		mwp_poll(ctx);
+	cr_expect_eq(tx.n, 2, "the fenced SEND left early");
+	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_SUCCESS), 0);
+	for (int i = 0; i < 20; i++)
+		mwp_poll(ctx);
+	cr_expect_eq(tx.n, 2, "one ATOMIC is still outstanding");
+	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_SUCCESS), 0);
+	for (int i = 0; i < 20; i++)
+		mwp_poll(ctx);
+	cr_expect_eq(tx.n, 3);
+	cr_expect_eq(tx.wr_id[2], 3);
+}
+
+Test(order5, fence_does_not_wait_for_earlier_sends)
+{
+	tx.answer = MWP_TX_PENDING;
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 1, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_op(qp, IBV_WR_RDMA_WRITE, 2, IBV_SEND_SIGNALED | IBV_SEND_FENCE), 0);
+	for (int i = 0; i < 5; i++)
+		mwp_poll(ctx);
+	cr_expect_eq(tx.n, 2);
+}
+
+Test(order5, an_unsignaled_success_has_no_cqe_a_failure_always_does)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 1, 0), 0);
+	cr_assert_eq(post_local_inv(qp, w->rkey, 2, false), 0);	/* FREE: fails */
+	expect_wc(2, IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOCAL_INV);
+	expect_no_wc();
+}
+
+Test(order5, sq_sig_all_signals_every_success)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 1, .max_send_sge = 1 },
+	};
+	struct ibv_qp *q = make_qp_ia(pd, &ia, true);
+
+	mwp_qp_set_tx(q, hook, NULL);
+	cr_assert_eq(post_op(q, IBV_WR_SEND, 9, 0), 0);
+	expect_wc(9, IBV_WC_SUCCESS, IBV_WC_SEND);
+}
+
+Test(order5, a_held_data_wqe_holds_the_ring_and_later_binds)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+	tx.busy = true;
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 1, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, 2), 0);
+	expect_no_wc();
+	cr_expect_null(resolve(w->rkey), "the bind overtook the SEND");
+	tx.busy = false;
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+}
+
+Test(order5, a_failed_data_wqe_moves_the_qp_to_err_and_flushes_the_rest)
+{
+	tx.answer = MWP_TX_PENDING;
+	cr_assert_eq(post_op(qp, IBV_WR_RDMA_READ, 1, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 2, IBV_SEND_FENCE), 0);
+	for (int i = 0; i < 5; i++)
+		mwp_poll(ctx);
+	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_REM_ACCESS_ERR), 0);
+	expect_wc(1, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ);
+	expect_wc(2, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND);
+	cr_expect_eq(qp->state, IBV_QPS_ERR);
+}
+
+Test(order5, posted_receives_are_flushed_in_err)
+{
+	struct ibv_recv_wr r = { .wr_id = 55 }, *bad;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+
+	cr_assert_eq(ibv_post_recv(qp, &r, &bad), 0);
+	cr_assert_eq(mwp_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	cr_assert(next_wc(&wc));
+	cr_expect_eq(wc.wr_id, 55);
+	cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	cr_expect_eq(wc.opcode, IBV_WC_RECV);
+}
+
+Test(order5, reset_and_back_to_rts_recovers_the_qp)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	cr_assert_eq(post_local_inv(qp, w->rkey, 1, true), 0);
+	expect_wc(1, IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOCAL_INV);
+	cr_assert_eq(qp->state, IBV_QPS_ERR);
+	cr_assert_eq(mwp_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	mwp_destroy_qp(qp);
+	qp = make_qp(pd, IBV_QPT_RC, 64, true);
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, 2), 0);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+}
+
+Test(order5, illegal_qp_transitions_and_missing_attributes_are_einval)
+{
+	struct ibv_qp *q = make_qp(pd, IBV_QPT_RC, 8, false);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+
+	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), EINVAL, "RESET -> RTS");
+	a.qp_state = IBV_QPS_INIT;
+	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), EINVAL, "INIT without port");
+	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	a.qp_state = IBV_QPS_RTR;
+	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PATH_MTU), EINVAL,
+		     "RTR without address");
+	a.ah_attr.is_global = 0;
+	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+		IBV_QP_MIN_RNR_TIMER), EINVAL, "RoCE needs a GRH");
+	a.qp_state = IBV_QPS_ERR;
+	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), 0, "any -> ERR");
+}
+
+Test(order5, a_mixed_list_of_1000_wqes_on_several_qps_completes_in_order)
+{
+	struct ibv_qp *qs[3] = { qp, qp_b, NULL };
+	struct ibv_mw *ws[3][8];
+	uint64_t next_id[3] = { 0 };
+	uint64_t seen[3] = { 0 };
+	struct ibv_wc wc[16];
+	int posted = 0, done = 0;
+
+	qs[2] = make_qp(pd, IBV_QPT_RC, 64, true);
+	mwp_qp_set_tx(qs[2], hook, NULL);
+	for (int q = 0; q < 3; q++)
+		for (int i = 0; i < 8; i++)
+			ws[q][i] = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	/* per QP: bind window i, send (maybe fenced), local_inv window i */
+	while (posted < 999 || done < posted) {
+		for (int q = 0; q < 3; q++) {
+			struct ibv_mw *w = ws[q][(next_id[q] / 3) % 8];
+			uint64_t id = ((uint64_t)q << 32) | next_id[q];
+			int ret;
+
+			if (next_id[q] == 333)	/* whole bind/send/inv triples */
+				continue;
+			switch (next_id[q] % 3) {
+			case 0:
+				ret = post_bind2(qs[q], w, mr, (uintptr_t)buf,
+						 64, IBV_ACCESS_REMOTE_READ,
+						 (uint8_t)next_id[q], id);
+				break;
+			case 1:
+				ret = post_op(qs[q], IBV_WR_SEND, id, IBV_SEND_SIGNALED |
+					      ((next_id[q] % 2) ? IBV_SEND_FENCE : 0));
+				break;
+			default:
+				ret = post_local_inv(qs[q], w->rkey, id, true);
+				break;
+			}
+			if (ret == ENOMEM)
+				continue;
+			cr_assert_eq(ret, 0);
+			next_id[q]++;
+			posted++;
+		}
+		mwp_poll(ctx);
+		for (int n = ibv_poll_cq(cq, 16, wc); n > 0; n = ibv_poll_cq(cq, 16, wc))
+			for (int i = 0; i < n; i++) {
+				int q = (int)(wc[i].wr_id >> 32);
+
+				cr_assert_eq(wc[i].status, IBV_WC_SUCCESS, "wr %lx: %s",
+					     (unsigned long)wc[i].wr_id,
+					     ibv_wc_status_str(wc[i].status));
+				cr_assert_eq(wc[i].wr_id & 0xffffffff, seen[q],
+					     "QP %d out of order", q);
+				cr_assert_eq(wc[i].qp_num, qs[q]->qp_num);
+				seen[q]++;
+				done++;
+			}
+	}
+	cr_expect_eq(done, 999);
+	cr_expect_eq(mwp_keys_count(mwp_device_keys(ctx)), 2, "only the two MRs remain");
+	for (int q = 0; q < 3; q++)
+		cr_expect_eq(to_mqp(qs[q])->sq_used, 0);
+}
+
+/* ---- section 6: the DET-style bind ---- */
+
+Test(order5, det_bind_returns_the_new_key_and_fences_what_follows)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	uint32_t key = 0;
+
+	tx.watch_key = ibv_inc_rkey(w->rkey);
+	cr_assert_eq(mwp_det_bind(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ,
+				  1, &key), 0);
+	cr_expect_eq(key, tx.watch_key);
+	cr_assert_eq(post_op(qp, IBV_WR_SEND, 2, IBV_SEND_SIGNALED), 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_SEND);
+	cr_expect(tx.key_live[0]);
+	/* usable on every QP of the PD: a Type 1 key has no QP */
+	cr_expect_eq(resolve(key)->kind, MWP_KEY_MW1);
+}
+
+Test(order5, det_bind_length_zero_returns_an_unbound_key)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	uint32_t k1, k2;
+
+	cr_assert_eq(mwp_det_bind(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, &k1), 0);
+	cr_assert_eq(mwp_det_bind(qp, w, NULL, 0, 0, 0, 2, &k2), 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	cr_expect_neq(k1, k2);
+	cr_expect_null(resolve(k1));
+	cr_expect_null(resolve(k2));
+}
+
+Test(order5, det_bind_error_codes)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_mw *w2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_mw *wo = ibv_alloc_mw(pd2, IBV_MW_TYPE_1);
+	struct ibv_mr *nobind = mwp_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+					   IBV_ACCESS_REMOTE_READ);
+	struct ibv_mr *nolw = mwp_reg_mr(pd, buf, 4096, IBV_ACCESS_MW_BIND);
+	struct ibv_qp *init = make_qp(pd, IBV_QPT_RC, 8, false);
+	struct ibv_qp *small = make_qp(pd, IBV_QPT_RC, 1, true);
+	uint64_t a = (uintptr_t)buf;
+	uint32_t k;
+
+	cr_expect_eq(mwp_det_bind(qp, w, nobind, a, 64, IBV_ACCESS_REMOTE_READ, 1, &k), EACCES);
+	cr_expect_eq(mwp_det_bind(qp, w, nolw, a, 64, IBV_ACCESS_REMOTE_WRITE, 1, &k), EACCES);
+	cr_expect_eq(mwp_det_bind(qp, w, mr, UINT64_MAX - 4, 64, IBV_ACCESS_REMOTE_READ, 1, &k), EFAULT);
+	cr_expect_eq(mwp_det_bind(qp, w2, mr, a, 64, IBV_ACCESS_REMOTE_READ, 1, &k), EINVAL);
+	cr_expect_eq(mwp_det_bind(qp, w, mr, a, 64, IBV_ACCESS_MW_BIND, 1, &k), EINVAL);
+	cr_expect_eq(mwp_det_bind(qp, w, mr, a, 64, IBV_ACCESS_REMOTE_READ, 1, NULL), EINVAL);
+	cr_expect_eq(mwp_det_bind(init, w, mr, a, 64, IBV_ACCESS_REMOTE_READ, 1, &k), ENOTCONN);
+	cr_expect_eq(mwp_det_bind(qp, wo, mr, a, 64, IBV_ACCESS_REMOTE_READ, 1, &k), EPERM);
+	cr_expect_eq(mwp_det_bind(qp, w, mr2, (uintptr_t)buf2, 64, IBV_ACCESS_REMOTE_READ, 1, &k), EPERM);
+	cr_expect_eq(mwp_det_bind(qp, w, mr, a + BUF_LEN - 8, 64, IBV_ACCESS_REMOTE_READ, 1, &k), ERANGE);
+	cr_expect_eq(mwp_det_bind(qp, w, mr, a - 8, 64, IBV_ACCESS_REMOTE_READ, 1, &k), ERANGE);
+	cr_expect_eq(mwp_det_bind(small, w, mr, a, 64, IBV_ACCESS_REMOTE_READ, 1, &k), 0);
+	cr_expect_eq(mwp_det_bind(small, w, mr, a, 64, IBV_ACCESS_REMOTE_READ, 2, &k), ENOSPC);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	expect_no_wc();
+}
