@@ -20,13 +20,17 @@ mwp_mr_by_key(struct mwp_dev *d, uint32_t key)
 	return mr != NULL && mr->ibmr.lkey == key ? mr : NULL;
 }
 
-/* Lowest free slot: deterministic keys for a given sequence of calls. */
+/* Lowest free slot, at or above the hint (nothing below it is free):
+ * deterministic keys for a given sequence of calls. */
 static int
-alloc_slot(void **tbl, uint32_t n)
+alloc_slot(void **tbl, uint32_t n, uint32_t *hint)
 {
-	for (uint32_t i = 0; i < n; i++)
-		if (tbl[i] == NULL)
+	for (uint32_t i = *hint; i < n; i++)
+		if (tbl[i] == NULL) {
+			*hint = i + 1;
 			return (int)i;
+		}
+	*hint = n;
 	return -1;
 }
 
@@ -54,7 +58,7 @@ mwp_reg_mr_iova(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 		return NULL;
 	}
 	pthread_mutex_lock(&d->lock);
-	slot = alloc_slot((void **)d->mr_by_idx, d->max_keys);
+	slot = alloc_slot((void **)d->mr_by_idx, d->max_keys, &d->mr_hint);
 	b = slot < 0 ? NULL : mwp_binding_alloc(d->keys);
 	if (b == NULL) {
 		pthread_mutex_unlock(&d->lock);
@@ -117,6 +121,7 @@ mwp_dereg_mr(struct ibv_mr *ibmr)
 	}
 	mwp_keys_revoke(d->keys, ibmr->rkey);
 	d->mr_by_idx[ibmr->handle] = NULL;
+	d->mr_hint = RTE_MIN(d->mr_hint, ibmr->handle);
 	d->nb_mrs--;
 	to_mpd(ibmr->pd)->users--;
 	pthread_mutex_unlock(&d->lock);

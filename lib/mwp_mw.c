@@ -37,8 +37,9 @@ mwp_op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 		return NULL;
 	}
 	pthread_mutex_lock(&d->lock);
-	for (slot = 0; slot < d->max_keys && d->mw_by_idx[slot] != NULL; slot++)
+	for (slot = d->mw_hint; slot < d->max_keys && d->mw_by_idx[slot] != NULL; slot++)
 		;
+	d->mw_hint = slot + 1 < d->max_keys ? slot + 1 : d->max_keys;
 	if (slot == d->max_keys) {
 		pthread_mutex_unlock(&d->lock);
 		free(mw);
@@ -84,6 +85,7 @@ mwp_op_dealloc_mw(struct ibv_mw *ibmw)
 	pthread_mutex_lock(&d->lock);
 	revoked = mwp_mw_unbind_locked(d, mw);
 	d->mw_by_idx[mw->index - MWP_MW_INDEX_BASE] = NULL;
+	d->mw_hint = RTE_MIN(d->mw_hint, mw->index - MWP_MW_INDEX_BASE);
 	d->nb_mws--;
 	to_mpd(ibmw->pd)->users--;
 	pthread_mutex_unlock(&d->lock);

@@ -51,6 +51,9 @@ struct mwp_dev {
 	/* key byte of each slot's next object: a reused slot gets a new
 	 * key, so a stale one is never mistaken for it */
 	uint8_t *mr_gen, *mw_gen;
+	/* no free slot below these: the lowest free slot is found without
+	 * scanning the used prefix */
+	uint32_t mr_hint, mw_hint;
 	uint32_t next_pd;
 	uint32_t next_qpn;
 	TAILQ_HEAD(, mwp_qp) qps;

@@ -9,6 +9,22 @@
 
 #include "rkey_tbl.h"
 
+/*
+ * Publication is ordered by rte_hash itself (LF mode: the key index is
+ * stored with release and loaded with acquire), inside a library that
+ * ThreadSanitizer does not see.  Tell it, so that a TSan build checks our
+ * code rather than reporting the descriptor hand-off as a race.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define HANDOFF_RELEASE(p) __tsan_release(p)
+#define HANDOFF_ACQUIRE(p) __tsan_acquire(p)
+#else
+#define HANDOFF_RELEASE(p) do { } while (0)
+#define HANDOFF_ACQUIRE(p) do { } while (0)
+#endif
+
 struct mwp_key_table {
 	struct rte_hash *h;
 	int socket;
@@ -108,6 +124,7 @@ mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b)
 		return -EEXIST;
 	/* The descriptor's stores are made visible by the hash's release
 	 * store of the key slot (LF mode). */
+	HANDOFF_RELEASE(b);
 	ret = rte_hash_add_key_data(t->h, &b->rkey, b);
 	if (ret != 0)
 		return -ENOSPC;
@@ -131,6 +148,7 @@ mwp_keys_lookup(const struct mwp_key_table *t, uint32_t rkey)
 
 	if (rte_hash_lookup_data(t->h, &rkey, &data) < 0)
 		return NULL;
+	HANDOFF_ACQUIRE(data);
 	return data;
 }
 
@@ -149,8 +167,11 @@ mwp_keys_lookup_burst(const struct mwp_key_table *t, const uint32_t *rkeys,
 		for (unsigned int i = 0; i < k; i++)
 			keys[i] = &rkeys[base + i];
 		found += rte_hash_lookup_bulk_data(t->h, keys, k, &hits, data);
-		for (unsigned int i = 0; i < k; i++)
+		for (unsigned int i = 0; i < k; i++) {
 			out[base + i] = (hits >> i) & 1 ? data[i] : NULL;
+			if (out[base + i] != NULL)
+				HANDOFF_ACQUIRE(data[i]);
+		}
 	}
 	return found;
 }

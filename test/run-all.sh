@@ -3,8 +3,9 @@
 #
 # Build and run every test twice: in a normal build (build/) and in one
 # with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/); then
-# fuzz the parser with libFuzzer (clang, ASan+UBSan, build-fuzz/) for
-# FUZZ_SECONDS (default 30), seeded from ../shared/captures.
+# run the key-table concurrency scenario under ThreadSanitizer
+# (build-tsan/); fuzz the parser with libFuzzer (clang, ASan+UBSan,
+# build-fuzz/) for FUZZ_SECONDS (default 30), seeded from ../shared/captures.
 # Exits non-zero if anything fails; ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -62,9 +63,27 @@ run_fuzz() {
 	passed=$((passed + 1))
 }
 
+run_tsan() {
+	local dir=build-tsan
+	echo "== $dir: the concurrency scenario under ThreadSanitizer"
+	if ! { meson setup "$dir" -Db_sanitize=thread -Db_lundef=false \
+		-Dbenchmarks=false >/dev/null ||
+	       meson setup --reconfigure "$dir" >/dev/null; } ||
+	   ! ninja -C "$dir" test/unit/tsan_concurrency ||
+	   ! TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/test/unit/tsan.supp" \
+		"$dir/test/unit/tsan_concurrency"; then
+		echo "tsan_concurrency: FAIL"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	passed=$((passed + 1))
+}
+
 run_build build
 run_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbenchmarks=false
+run_tsan
 run_fuzz
 
 echo "$passed passed, $failed failed"

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import unittest
 
-from common import BUILD
+from common import BUILD, SRC
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -79,6 +79,16 @@ class Install(unittest.TestCase):
                                  env=dict(os.environ, LD_LIBRARY_PATH=libdir)).stdout
             self.assertRegex(out, r"^\d+\.\d+\.\d+ RC_ACKNOWLEDGE$")
             self.assertTrue(any(n.startswith("libmwpath.so") for n in os.listdir(libdir)))
+
+            # The verbs program: only <infiniband/verbs.h> and <mwpath.h>.
+            ex = os.path.join(d, "verbs_example")
+            subprocess.run(["cc", "-Wall", "-Werror",
+                            os.path.join(SRC, "test", "verbs", "verbs_example.c"),
+                            "-o", ex] + san + flags, check=True)
+            out = subprocess.run([ex], capture_output=True, text=True,
+                                 env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertIn("0 failed", out.stdout)
             self.assertIn("libmwpath.a", os.listdir(libdir))
 
 
