@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bench_keys: the R_Key table and the bind/invalidate path.
+ *
+ *   1. Lookup cost, ns per key, bursts of 32 random live keys
+ *      (mwp_keys_lookup_burst), with 1K, 64K and 1M live keys; single
+ *      lookups (mwp_keys_lookup) beside it to show what the bulk call buys.
+ *   2. Binds plus invalidates per second through the verbs (Type 2
+ *      IBV_WR_BIND_MW + IBV_WR_LOCAL_INV, each waited for through
+ *      ibv_poll_cq), on a device with 64K live keys; without readers, and
+ *      with one reader lcore reporting quiescent states in a loop as the
+ *      poll loop does (each invalidation then waits for a grace period).
+ *
+ * Each figure is the median of RUNS runs.  Usage: bench_keys [--quick]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_launch.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+
+#include "mwpath.h"
+
+#define RUNS 5
+#define BURST 32
+
+static bool quick;
+static volatile uint64_t sink;
+
+static double
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *r, int n)
+{
+	qsort(r, (size_t)n, sizeof(r[0]), cmp_double);
+	return r[n / 2];
+}
+
+/* ---- 1. lookups ---- */
+
+static void
+bench_lookup(uint32_t live)
+{
+	static struct rte_rcu_qsbr *rcu;
+	const uint32_t nq = quick ? 1 << 14 : 1 << 20;	/* queries per run */
+	struct mwp_key_table *t;
+	uint32_t *keys, *q;
+	double burst[RUNS], single[RUNS];
+	char name[32];
+
+	if (rcu == NULL) {
+		rcu = rte_zmalloc(NULL, rte_rcu_qsbr_get_memsize(1), RTE_CACHE_LINE_SIZE);
+		rte_rcu_qsbr_init(rcu, 1);
+	}
+	snprintf(name, sizeof(name), "bench_keys_%u", live);
+	t = mwp_keys_create(name, live, rcu, SOCKET_ID_ANY);
+	keys = malloc(sizeof(*keys) * live);
+	q = malloc(sizeof(*q) * nq);
+	if (t == NULL || keys == NULL || q == NULL) {
+		fprintf(stderr, "bench_keys: no memory for %u keys (%s)\n", live,
+			rte_strerror(rte_errno));
+		exit(1);
+	}
+	/* keys as mwpath makes them: index << 8 | key byte */
+	for (uint32_t i = 0; i < live; i++) {
+		struct mwp_binding *b = mwp_binding_alloc(t);
+
+		keys[i] = ((0x800000u + i) << 8) | (i * 37 & 0xff);
+		b->rkey = keys[i];
+		b->length = 4096;
+		if (mwp_keys_publish(t, b) != 0) {
+			fprintf(stderr, "bench_keys: publish %u failed\n", i);
+			exit(1);
+		}
+	}
+	srand(7);
+	for (uint32_t i = 0; i < nq; i++)
+		q[i] = keys[(uint32_t)rand() % live];
+
+	for (int r = 0; r < RUNS; r++) {
+		const struct mwp_binding *out[BURST];
+		uint64_t found = 0;
+		double t0 = now_ns();
+
+		for (uint32_t i = 0; i < nq; i += BURST)
+			found += mwp_keys_lookup_burst(t, &q[i], BURST, out);
+		burst[r] = (now_ns() - t0) / nq;
+		t0 = now_ns();
+		for (uint32_t i = 0; i < nq; i++)
+			found += mwp_keys_lookup(t, q[i]) != NULL;
+		single[r] = (now_ns() - t0) / nq;
+		if (found != 2ull * nq)
+			fprintf(stderr, "bench_keys: lookups missed\n");
+		sink += found;
+	}
+	printf("%-34s %8u %12.1f %12.1f\n", "lookup, ns/key", live,
+	       median(burst, RUNS), median(single, RUNS));
+	mwp_keys_free(t);
+	free(keys);
+	free(q);
+}
+
+/* ---- 2. binds and invalidates ---- */
+
+static struct ibv_context *ctx;
+static bool reader_stop;
+
+/* An lcore that reads nothing but reports quiescent states, as the poll
+ * loop does once per iteration. */
+static int
+reader(void *arg)
+{
+	(void)arg;
+	mwp_reader_register(ctx, 0);
+	while (!__atomic_load_n(&reader_stop, __ATOMIC_ACQUIRE))
+		mwp_reader_quiescent(ctx, 0);
+	mwp_reader_unregister(ctx, 0);
+	return 0;
+}
+
+static void
+wait_one(struct ibv_cq *cq)
+{
+	struct ibv_wc wc;
+
+	for (;;) {
+		mwp_poll(ctx);
+		if (ibv_poll_cq(cq, 1, &wc) == 1)
+			break;
+	}
+	if (wc.status != IBV_WC_SUCCESS) {
+		fprintf(stderr, "bench_keys: %s\n", ibv_wc_status_str(wc.status));
+		exit(1);
+	}
+}
+
+static struct ibv_qp *
+rts_qp(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq,
+		.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 64, .max_recv_wr = 1 } };
+	struct ibv_qp *qp = mwp_create_qp(pd, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		      IBV_QP_ACCESS_FLAGS);
+	a.qp_state = IBV_QPS_RTR;
+	a.ah_attr.is_global = 1;
+	a.path_mtu = IBV_MTU_1024;
+	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+		      IBV_QP_MIN_RNR_TIMER);
+	a.qp_state = IBV_QPS_RTS;
+	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+		      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return qp;
+}
+
+static void
+bench_bind(bool with_reader)
+{
+	const uint32_t live = 65536, cycles = quick ? 500 : 20000;
+	struct mwp_device_attr da = { .max_keys = live + 1024, .socket = SOCKET_ID_ANY };
+	static uint8_t buf[4096];
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	unsigned int lcore = rte_get_next_lcore(rte_get_main_lcore(), 1, 0);
+	double rate[RUNS];
+
+	ctx = mwp_open_device(&da);
+	pd = mwp_alloc_pd(ctx);
+	cq = mwp_create_cq(ctx, 64);
+	qp = rts_qp(pd, cq);
+	mr = mwp_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
+	for (uint32_t i = 1; i < live; i++)	/* fill the table */
+		mwp_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE);
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	if (with_reader) {
+		if (lcore >= RTE_MAX_LCORE) {
+			printf("%-34s %8u %12s\n", "bind+inval/s, 1 reader", live,
+			       "(needs a second lcore)");
+			mwp_close_device(ctx);
+			return;
+		}
+		reader_stop = false;
+		rte_eal_remote_launch(reader, NULL, lcore);
+	}
+	for (int r = 0; r < RUNS; r++) {
+		double t0 = now_ns();
+
+		for (uint32_t c = 0; c < cycles; c++) {
+			struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW,
+				.send_flags = IBV_SEND_SIGNALED }, *bad;
+
+			wr.bind_mw.mw = mw;
+			wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+			wr.bind_mw.bind_info.mr = mr;
+			wr.bind_mw.bind_info.addr = (uintptr_t)buf;
+			wr.bind_mw.bind_info.length = 64;
+			wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+			ibv_post_send(qp, &wr, &bad);
+			wait_one(cq);
+			memset(&wr, 0, sizeof(wr));
+			wr.opcode = IBV_WR_LOCAL_INV;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			wr.invalidate_rkey = mw->rkey;
+			ibv_post_send(qp, &wr, &bad);
+			wait_one(cq);
+		}
+		rate[r] = cycles / ((now_ns() - t0) / 1e9);
+	}
+	if (with_reader) {
+		__atomic_store_n(&reader_stop, true, __ATOMIC_RELEASE);
+		rte_eal_wait_lcore(lcore);
+	}
+	printf("%-34s %8u %12.0f\n", with_reader ? "bind+inval/s, 1 reader" :
+	       "bind+inval/s, no reader", live, median(rate, RUNS));
+	mwp_close_device(ctx);
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "1024",
+			"-l", "0-1", "--log-level=lib.eal:error",
+			"--log-level=lib.telemetry:error", NULL };
+
+	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "bench_keys: EAL init failed\n");
+		return 1;
+	}
+	printf("# bench_keys: medians of %d runs\n", RUNS);
+	printf("%-34s %8s %12s %12s\n", "what", "keys", "burst of 32", "one by one");
+	bench_lookup(1024);
+	bench_lookup(65536);
+	bench_lookup(quick ? 65536 : 1 << 20);
+	bench_bind(false);
+	bench_bind(true);
+	rte_eal_cleanup();
+	return 0;
+}
