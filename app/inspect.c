@@ -59,17 +59,6 @@ print_ehs(const struct rte_mbuf *m, const struct mwp_pkt *p)
 		       deth_qkey(deth), deth_sqpn(deth));
 }
 
-static void
-wrap(struct rte_mbuf *m, const uint8_t *data, uint32_t len)
-{
-	memset(m, 0, sizeof(*m));
-	m->buf_addr = (void *)(uintptr_t)data;
-	m->buf_len = len > UINT16_MAX ? UINT16_MAX : (uint16_t)len;
-	m->data_len = m->buf_len;
-	m->pkt_len = m->buf_len;
-	m->nb_segs = 1;
-}
-
 /*
  * A frame cut short (by the capture or in flight) fails with ip_bad_len.
  * To still show what it holds, parse a copy whose IP and UDP lengths are
@@ -103,7 +92,7 @@ parse_truncated(const struct rte_mbuf *orig, const struct mwp_pkt *p0,
 	}
 	ulen = rte_cpu_to_be_16((uint16_t)(len - l4));
 	memcpy(copy + l4 + 4, &ulen, 2);
-	wrap(m, copy, len);
+	mwp_mbuf_wrap(m, copy, (uint16_t)len, (uint16_t)len);
 	*why = mwp_parse(m, p);
 	return (p->flags & MWP_PKT_BTH) != 0;
 }
@@ -118,7 +107,10 @@ print_frame(uint64_t no, const uint8_t *data, uint32_t caplen, uint32_t len)
 	const struct roce_bth *bth;
 	bool truncated = false;
 
-	wrap(&m, data, caplen);
+	/* a frame longer than an mbuf can describe is cut to 64 KiB - 1 */
+	if (caplen > UINT16_MAX)
+		caplen = UINT16_MAX;
+	mwp_mbuf_wrap(&m, (void *)(uintptr_t)data, (uint16_t)caplen, (uint16_t)caplen);
 	why = mwp_parse(&m, &p);
 	if (why == MWP_DROP_IP_BAD_LEN &&
 	    parse_truncated(&m, &p, copy, &mt, &pt, &why_t)) {

@@ -24,6 +24,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "bench_util.h"
 #include "mwpath.h"
 
 #define RUNS 5
@@ -31,30 +32,6 @@
 
 static bool quick;
 static volatile uint64_t sink;
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *r, int n)
-{
-	qsort(r, (size_t)n, sizeof(r[0]), cmp_double);
-	return r[n / 2];
-}
 
 /* ---- 1. lookups ---- */
 

@@ -24,6 +24,7 @@
 #include <rte_net_crc.h>
 #include <zlib.h>
 
+#include "bench_util.h"
 #include "mwpath.h"
 
 #define BURST 32
@@ -41,15 +42,6 @@ static struct frame frames[BURST];
 static struct rte_mbuf *pkts[BURST];
 static volatile uint32_t sink;
 
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
 static void
 make_frames(uint32_t len)
 {
@@ -64,12 +56,9 @@ make_frames(uint32_t len)
 		struct mwp_hdrs h = { .opcode = ROCE_OP_RC_RDMA_WRITE_ONLY,
 			.dqpn = 0x11, .psn = (uint32_t)i,
 			.reth = { .va = 0x1000, .rkey = 0x101, .dmalen = len } };
-		struct rte_mbuf *m = &frames[i].m;
+		struct rte_mbuf *m = mwp_mbuf_wrap(&frames[i].m, frames[i].data,
+						   sizeof(frames[i].data), 0);
 
-		memset(m, 0, sizeof(*m));
-		m->buf_addr = frames[i].data;
-		m->buf_len = sizeof(frames[i].data);
-		m->nb_segs = 1;
 		if (mwp_build(m, &f, &h, payload, len, &frames[i].p) != 0)
 			abort();
 		pkts[i] = m;
@@ -135,23 +124,14 @@ run_once(enum what w)
 	return (now_ns() - t0) / ((double)iter * BURST);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double
-median(enum what w)
+median_of_runs(enum what w)
 {
 	double r[RUNS];
 
 	for (int i = 0; i < RUNS; i++)
 		r[i] = run_once(w);
-	qsort(r, RUNS, sizeof(r[0]), cmp_double);
-	return r[RUNS / 2];
+	return median(r, RUNS);
 }
 
 int
@@ -186,7 +166,7 @@ main(int argc, char **argv)
 
 		for (int s = 0; s < 2; s++) {
 			make_frames(sizes[s]);
-			r[s] = median(w);
+			r[s] = median_of_runs(w);
 		}
 		printf("%-42s %10.1f %10.1f\n", names[w], r[0], r[1]);
 	}

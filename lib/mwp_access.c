@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <ctype.h>
-
 #include <infiniband/verbs.h>
 #include <rte_common.h>
 
 #include "mwp_access.h"
+#include "mwp_names.h"
 
 #define DMA_LEN_MAX (UINT64_C(1) << 31)	/* C9-94 */
 
@@ -25,13 +24,7 @@ static char deny_name[MWP_DENY__MAX][16];
 
 RTE_INIT(mwp_deny_names_init)
 {
-	for (unsigned int i = 0; i < MWP_DENY__MAX; i++) {
-		unsigned int j;
-
-		for (j = 0; deny_sym[i][j] != '\0' && j < sizeof(deny_name[i]) - 1; j++)
-			deny_name[i][j] = (char)tolower((unsigned char)deny_sym[i][j]);
-		deny_name[i][j] = '\0';
-	}
+	mwp_names_lower(deny_sym, &deny_name[0][0], sizeof(deny_name[0]), MWP_DENY__MAX);
 }
 
 uint8_t

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <ctype.h>
-
 #include <rte_common.h>
 
 #include "mwp_drop.h"
+#include "mwp_names.h"
 
 static const char *const drop_text[MWP_DROP__MAX] = {
 	[MWP_DROP_NONE] = "accepted",
@@ -25,14 +24,7 @@ static char drop_name[MWP_DROP__MAX][24];
 
 RTE_INIT(mwp_drop_names_init)
 {
-	for (unsigned int i = 0; i < MWP_DROP__MAX; i++) {
-		unsigned int j;
-
-		for (j = 0; drop_sym[i][j] != '\0' &&
-		     j < sizeof(drop_name[i]) - 1; j++)
-			drop_name[i][j] = (char)tolower((unsigned char)drop_sym[i][j]);
-		drop_name[i][j] = '\0';
-	}
+	mwp_names_lower(drop_sym, &drop_name[0][0], sizeof(drop_name[0]), MWP_DROP__MAX);
 }
 
 const char *

@@ -13,6 +13,7 @@
  */
 
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_mbuf.h>
 
@@ -41,6 +42,34 @@ struct mwp_pkt {
 	uint8_t flags;		/**< MWP_PKT_* */
 	uint8_t tos;		/**< IPv4 TOS or IPv6 traffic class */
 };
+
+/**
+ * Wrap a plain buffer in an mbuf header so that the parser, the ICRC and
+ * the builders can work on it without an EAL or a mempool (the inspector,
+ * the fuzz target, tests).  The mbuf must never be freed to a pool.
+ *
+ * @param m
+ *   The header to fill (e.g. on the stack).
+ * @param buf
+ *   The buffer; its first byte is the frame's first byte.
+ * @param buf_len
+ *   The buffer's size (room for building).
+ * @param data_len
+ *   Bytes of frame already in it (0 to build into it).
+ * @return
+ *   m.
+ */
+static inline struct rte_mbuf *
+mwp_mbuf_wrap(struct rte_mbuf *m, void *buf, uint16_t buf_len, uint16_t data_len)
+{
+	memset(m, 0, sizeof(*m));
+	m->buf_addr = buf;
+	m->buf_len = buf_len;
+	m->data_len = data_len;
+	m->pkt_len = data_len;
+	m->nb_segs = 1;
+	return m;
+}
 
 /**
  * Parse one frame.

@@ -14,17 +14,6 @@
 static volatile uint64_t sink;
 
 static void
-wrap(struct rte_mbuf *m, uint8_t *buf, uint16_t len)
-{
-	memset(m, 0, sizeof(*m));
-	m->buf_addr = buf;
-	m->buf_len = len;
-	m->data_len = len;
-	m->pkt_len = len;
-	m->nb_segs = 1;
-}
-
-static void
 touch(const struct rte_mbuf *m, const struct mwp_pkt *p, enum mwp_drop why)
 {
 	uint64_t acc = why;
@@ -65,7 +54,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	len = (uint16_t)size;
 	buf = malloc(len ? len : 1);
 	memcpy(buf, data, len);
-	wrap(&m, buf, len);
+	mwp_mbuf_wrap(&m, buf, len, len);
 	why = mwp_parse(&m, &p);
 	touch(&m, &p, why);
 
@@ -75,8 +64,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	b2 = malloc(len - cut ? len - cut : 1);
 	memcpy(b1, data, cut);
 	memcpy(b2, data + cut, len - cut);
-	wrap(&a, b1, cut);
-	wrap(&b, b2, len - cut);
+	mwp_mbuf_wrap(&a, b1, cut, cut);
+	mwp_mbuf_wrap(&b, b2, len - cut, len - cut);
 	a.next = &b;
 	a.nb_segs = 2;
 	a.pkt_len = len;

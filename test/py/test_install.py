@@ -23,10 +23,7 @@ int main(void)
 	struct mwp_hdrs h = { .opcode = ROCE_OP_RC_ACKNOWLEDGE, .dqpn = 5, .psn = 9 };
 	struct mwp_pkt p;
 
-	memset(&m, 0, sizeof(m));
-	m.buf_addr = buf;
-	m.buf_len = sizeof(buf);
-	m.nb_segs = 1;
+	mwp_mbuf_wrap(&m, buf, sizeof(buf), 0);
 	if (mwp_build(&m, &f, &h, NULL, 0, NULL) != 0)
 		return 1;
 	if (mwp_parse(&m, &p) != MWP_DROP_NONE || p.qpn != 5 || !mwp_icrc_ok(&m, &p))

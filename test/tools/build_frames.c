@@ -23,11 +23,7 @@ static unsigned int frame_no;
 static struct rte_mbuf *
 fresh(struct rte_mbuf *m)
 {
-	memset(m, 0, sizeof(*m));
-	m->buf_addr = buf;
-	m->buf_len = sizeof(buf);
-	m->nb_segs = 1;
-	return m;
+	return mwp_mbuf_wrap(m, buf, sizeof(buf), 0);
 }
 
 static void

@@ -14,18 +14,6 @@
 
 #include "mwpath.h"
 
-static inline struct rte_mbuf *
-wrap_mbuf(struct rte_mbuf *m, void *buf, uint16_t buf_len, uint16_t data_len)
-{
-	memset(m, 0, sizeof(*m));
-	m->buf_addr = buf;
-	m->buf_len = buf_len;
-	m->data_len = data_len;
-	m->pkt_len = data_len;
-	m->nb_segs = 1;
-	return m;
-}
-
 /* A frame being built: mbuf header + storage. */
 struct tframe {
 	struct rte_mbuf m;
@@ -65,7 +53,7 @@ build_frame(struct tframe *t, uint8_t opcode, uint32_t len, bool ipv6,
 
 	for (uint32_t i = 0; i < sizeof(payload); i++)
 		payload[i] = (uint8_t)i;
-	wrap_mbuf(&t->m, t->data, sizeof(t->data), 0);
+	mwp_mbuf_wrap(&t->m, t->data, sizeof(t->data), 0);
 	cr_assert_eq(mwp_build(&t->m, test_flow(ipv6, vlan), &h, payload, len, p), 0);
 	return &t->m;
 }
@@ -78,7 +66,7 @@ heap_frame(struct rte_mbuf *m, const void *src, uint16_t len)
 
 	cr_assert_not_null(buf);
 	memcpy(buf, src, len);
-	return wrap_mbuf(m, buf, len, len);
+	return mwp_mbuf_wrap(m, buf, len, len);
 }
 
 static inline void

@@ -136,9 +136,9 @@ Test(icrc, segmented_frames_give_the_same_crc_and_fill_straddles)
 
 		memcpy(s1, tf.data + cut1, total - cut1);
 		memcpy(s2, tf.data + cut2, total - cut2);
-		wrap_mbuf(&a, tf.data, cut1, cut1);
-		wrap_mbuf(&b, s1, cut2 - cut1, cut2 - cut1);
-		wrap_mbuf(&c, s2, total - cut2, total - cut2);
+		mwp_mbuf_wrap(&a, tf.data, cut1, cut1);
+		mwp_mbuf_wrap(&b, s1, cut2 - cut1, cut2 - cut1);
+		mwp_mbuf_wrap(&c, s2, total - cut2, total - cut2);
 		a.next = &b;
 		b.next = &c;
 		a.nb_segs = 3;

@@ -297,8 +297,8 @@ Test(parse, headers_split_across_segments)
 	uint16_t len;
 	uint8_t *d = base_v4(&len);
 
-	wrap_mbuf(&seg0, d, 40, 40);
-	wrap_mbuf(&seg1, d + 40, len - 40, len - 40);
+	mwp_mbuf_wrap(&seg0, d, 40, 40);
+	mwp_mbuf_wrap(&seg1, d + 40, len - 40, len - 40);
 	seg0.next = &seg1;
 	seg0.nb_segs = 2;
 	seg0.pkt_len = len;
