@@ -232,4 +232,29 @@ void mwp_qp_set_tx(struct ibv_qp *qp, mwp_tx_fn fn, void *arg);
 /** Complete the oldest outstanding data WQE of a QP with a status. */
 int mwp_qp_tx_complete(struct ibv_qp *qp, enum ibv_wc_status status);
 
+/**
+ * Complete the oldest posted receive of a QP (the responder's call when a
+ * SEND or WRITE_WITH_IMM has consumed it).
+ *
+ * @param opcode
+ *   IBV_WC_RECV or IBV_WC_RECV_RDMA_WITH_IMM.
+ * @param byte_len
+ *   Bytes placed.
+ * @param wc_flags
+ *   IBV_WC_WITH_IMM (imm_or_inv is the immediate, network order) or
+ *   IBV_WC_WITH_INV (imm_or_inv is the invalidated rkey), or 0.
+ * @param status
+ *   IBV_WC_SUCCESS or the error; an error moves the QP to ERR.
+ * @param wr_id
+ *   If not NULL, receives the WQE's wr_id.
+ * @return
+ *   0; -ENOENT if no receive is posted (the responder answers RNR);
+ *   -ENOSPC if the CQ is full (the receive stays posted, the QP goes to
+ *   ERR: a CQ overrun).
+ */
+int mwp_qp_recv_complete(struct ibv_qp *qp, enum ibv_wc_opcode opcode,
+			 uint32_t byte_len, unsigned int wc_flags,
+			 uint32_t imm_or_inv, enum ibv_wc_status status,
+			 uint64_t *wr_id);
+
 #endif /* MWP_PRIV_H */

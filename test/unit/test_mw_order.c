@@ -4,6 +4,8 @@
  * bind).  Data WQEs leave through a requester hook that records the order
  * and what the key table held at that moment.
  */
+#include <rte_ring.h>
+
 #include "verbs_fixture.h"
 
 #define MAX_SEEN 2048
@@ -206,7 +208,7 @@ Test(order5, posted_receives_are_flushed_in_err)
 	cr_expect_eq(wc.opcode, IBV_WC_RECV);
 }
 
-Test(order5, reset_and_back_to_rts_recovers_the_qp)
+Test(order5, a_failure_mid_list_then_reset_and_back_to_rts_recovers_the_same_qp)
 {
 	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
@@ -215,10 +217,15 @@ Test(order5, reset_and_back_to_rts_recovers_the_qp)
 	expect_wc(1, IBV_WC_LOC_QP_OP_ERR, IBV_WC_LOCAL_INV);
 	cr_assert_eq(qp->state, IBV_QPS_ERR);
 	cr_assert_eq(mwp_modify_qp(qp, &a, IBV_QP_STATE), 0);
-	mwp_destroy_qp(qp);
-	qp = make_qp(pd, IBV_QPT_RC, 64, true);
+	cr_expect_eq(qp->state, IBV_QPS_RESET);
+	cr_expect_eq(rte_ring_count(to_mqp(qp)->sq), 0);
+	cr_expect_eq(to_mqp(qp)->sq_used, 0);
+	/* the same QP, RESET -> INIT -> RTR -> RTS */
+	qp_to_rts(qp);
+	cr_assert_eq(qp->state, IBV_QPS_RTS);
 	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, 2), 0);
 	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	cr_expect_not_null(resolve(w->rkey));
 }
 
 Test(order5, illegal_qp_transitions_and_missing_attributes_are_einval)
@@ -242,7 +249,7 @@ Test(order5, illegal_qp_transitions_and_missing_attributes_are_einval)
 	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), 0, "any -> ERR");
 }
 
-Test(order5, a_mixed_list_of_1000_wqes_on_several_qps_completes_in_order)
+Test(order5, a_mixed_list_of_1008_wqes_on_three_qps_completes_in_order)
 {
 	struct ibv_qp *qs[3] = { qp, qp_b, NULL };
 	struct ibv_mw *ws[3][8];
@@ -257,13 +264,13 @@ Test(order5, a_mixed_list_of_1000_wqes_on_several_qps_completes_in_order)
 		for (int i = 0; i < 8; i++)
 			ws[q][i] = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	/* per QP: bind window i, send (maybe fenced), local_inv window i */
-	while (posted < 999 || done < posted) {
+	while (posted < 1008 || done < posted) {
 		for (int q = 0; q < 3; q++) {
 			struct ibv_mw *w = ws[q][(next_id[q] / 3) % 8];
 			uint64_t id = ((uint64_t)q << 32) | next_id[q];
 			int ret;
 
-			if (next_id[q] == 333)	/* whole bind/send/inv triples */
+			if (next_id[q] == 336)	/* whole bind/send/inv triples */
 				continue;
 			switch (next_id[q] % 3) {
 			case 0:
@@ -300,7 +307,7 @@ Test(order5, a_mixed_list_of_1000_wqes_on_several_qps_completes_in_order)
 				done++;
 			}
 	}
-	cr_expect_eq(done, 999);
+	cr_expect_eq(done, 1008);
 	cr_expect_eq(mwp_keys_count(mwp_device_keys(ctx)), 2, "only the two MRs remain");
 	for (int q = 0; q < 3; q++)
 		cr_expect_eq(to_mqp(qs[q])->sq_used, 0);
@@ -367,4 +374,117 @@ Test(order5, det_bind_error_codes)
 	cr_expect_eq(mwp_det_bind(small, w, mr, a, 64, IBV_ACCESS_REMOTE_READ, 2, &k), ENOSPC);
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
 	expect_no_wc();
+}
+
+Test(order5, a_full_cq_is_an_overrun_the_qp_goes_to_err_and_no_completion_is_lost)
+{
+	struct ibv_cq *small = mwp_create_cq(ctx, 4);
+	struct ibv_qp_init_attr ia = { .send_cq = small, .recv_cq = small,
+				       .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 16, .max_recv_wr = 1 } };
+	struct ibv_qp *q = make_qp_ia(pd, &ia, true);
+	struct ibv_mw *w[6];
+	struct ibv_wc wc[8];
+	int got = 0, n;
+
+	for (int i = 0; i < 6; i++) {
+		w[i] = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		cr_assert_eq(post_bind2(q, w[i], mr, (uintptr_t)buf, 64,
+					IBV_ACCESS_REMOTE_READ, 1, 10 + i), 0);
+	}
+	for (int i = 0; i < 5; i++)
+		mwp_poll(ctx);
+	cr_expect_eq(q->state, IBV_QPS_ERR, "overrun must move the QP to ERR");
+	cr_expect_gt(to_mcq(small)->overruns, 0);
+	/* drain: every completion arrives, in order, none dropped */
+	for (int i = 0; i < 50 && got < 6; i++) {
+		mwp_poll(ctx);
+		n = ibv_poll_cq(small, 8, wc);
+		for (int k = 0; k < n; k++, got++)
+			cr_expect_eq(wc[k].wr_id, 10 + got);
+	}
+	cr_expect_eq(got, 6, "completions lost: %d of 6", got);
+}
+
+Test(order5, receive_completions_carry_byte_len_flags_and_the_invalidated_rkey)
+{
+	struct ibv_recv_wr r[3] = { { .wr_id = 1 }, { .wr_id = 2 }, { .wr_id = 3 } }, *bad;
+	struct ibv_wc wc;
+	uint64_t id;
+
+	cr_expect_eq(mwp_qp_recv_complete(qp, IBV_WC_RECV, 1, 0, 0, IBV_WC_SUCCESS, &id),
+		     -ENOENT, "no receive posted: the responder answers RNR");
+	r[0].next = &r[1];
+	r[1].next = &r[2];
+	cr_assert_eq(ibv_post_recv(qp, r, &bad), 0);
+	cr_assert_eq(mwp_qp_recv_complete(qp, IBV_WC_RECV, 100, IBV_WC_WITH_INV,
+					  0x80000542, IBV_WC_SUCCESS, &id), 0);
+	cr_expect_eq(id, 1);
+	cr_assert(next_wc(&wc));
+	cr_expect_eq(wc.wr_id, 1);
+	cr_expect_eq(wc.opcode, IBV_WC_RECV);
+	cr_expect_eq(wc.byte_len, 100);
+	cr_expect_eq(wc.wc_flags, IBV_WC_WITH_INV);
+	cr_expect_eq(wc.invalidated_rkey, 0x80000542);
+	cr_expect_eq(wc.qp_num, qp->qp_num);
+	cr_assert_eq(mwp_qp_recv_complete(qp, IBV_WC_RECV_RDMA_WITH_IMM, 0, IBV_WC_WITH_IMM,
+					  htonl(0xabcd), IBV_WC_SUCCESS, NULL), 0);
+	cr_assert(next_wc(&wc));
+	cr_expect_eq(wc.wr_id, 2);
+	cr_expect_eq(wc.opcode, IBV_WC_RECV_RDMA_WITH_IMM);
+	cr_expect_eq(wc.imm_data, htonl(0xabcd));
+	/* an error receive completion moves the QP to ERR (REM_INV_REQ_ERR
+	 * for a SEND_WITH_INV naming a bad key, section 4) */
+	cr_assert_eq(mwp_qp_recv_complete(qp, IBV_WC_RECV, 0, 0, 0,
+					  IBV_WC_REM_INV_REQ_ERR, NULL), 0);
+	cr_assert(next_wc(&wc));
+	cr_expect_eq(wc.wr_id, 3);
+	cr_expect_eq(wc.status, IBV_WC_REM_INV_REQ_ERR);
+	cr_expect_eq(qp->state, IBV_QPS_ERR);
+}
+
+Test(order5, post_time_validation_returns_the_verbs_errno_and_bad_wr)
+{
+	struct ibv_qp *uc = make_qp(pd, IBV_QPT_UC, 8, true);
+	struct ibv_sge sge[3] = { { .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey },
+				  { .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey },
+				  { .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey } };
+	struct ibv_send_wr ok = { .wr_id = 1, .opcode = IBV_WR_SEND, .sg_list = sge, .num_sge = 1 };
+	struct ibv_send_wr wr = ok, *bad = NULL;
+
+	/* UC: no READ, ATOMIC or SEND_WITH_INV */
+	wr.opcode = IBV_WR_RDMA_READ;
+	cr_expect_eq(ibv_post_send(uc, &wr, &bad), EINVAL);
+	wr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	cr_expect_eq(ibv_post_send(uc, &wr, &bad), EINVAL);
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	cr_expect_eq(ibv_post_send(uc, &wr, &bad), EINVAL);
+	/* too many SGEs (the fixture's QPs take 2) */
+	wr = ok;
+	wr.num_sge = 3;
+	cr_expect_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	/* inline data beyond max_inline_data (0 here) */
+	wr = ok;
+	wr.send_flags = IBV_SEND_INLINE;
+	cr_expect_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	/* an atomic needs one 8-byte SGE */
+	wr = ok;
+	wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+	sge[0].length = 4;
+	cr_expect_eq(ibv_post_send(qp, &wr, &bad), EINVAL);
+	sge[0].length = 8;
+	/* in a list, the first bad WR is reported and the earlier ones stay */
+	{
+		struct ibv_send_wr l[3] = { ok, ok, ok };
+
+		l[0].next = &l[1];
+		l[1].next = &l[2];
+		l[1].num_sge = 5;
+		l[0].send_flags = IBV_SEND_SIGNALED;
+		mwp_qp_set_tx(qp, hook, NULL);
+		cr_expect_eq(ibv_post_send(qp, l, &bad), EINVAL);
+		cr_expect_eq(bad, &l[1]);
+		expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
+		expect_no_wc();
+	}
 }

@@ -26,17 +26,13 @@ static struct ibv_cq *cq;
 static struct ibv_qp *qp, *qp_b;
 static uint8_t *buf, *buf2;
 
-/* Create a QP from init attributes and, optionally, take it to RTS. */
-static inline struct ibv_qp *
-make_qp_ia(struct ibv_pd *p, struct ibv_qp_init_attr *ia, bool to_rts)
+/* Take a QP from RESET to RTS with the attributes verbs requires. */
+static inline void
+qp_to_rts(struct ibv_qp *q)
 {
-	enum ibv_qp_type type = ia->qp_type;
-	struct ibv_qp *q = mwp_create_qp(p, ia);
+	enum ibv_qp_type type = q->qp_type;
 	struct ibv_qp_attr a = { 0 };
 
-	FIX_ASSERT(q != NULL);
-	if (!to_rts)
-		return q;
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
 	a.qp_access_flags = type == IBV_QPT_RC ? REMOTE_ALL | IBV_ACCESS_LOCAL_WRITE :
@@ -63,6 +59,17 @@ make_qp_ia(struct ibv_pd *p, struct ibv_qp_init_attr *ia, bool to_rts)
 	FIX_ASSERT(0 == mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 		(type == IBV_QPT_RC ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 		 IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)));
+}
+
+/* Create a QP from init attributes and, optionally, take it to RTS. */
+static inline struct ibv_qp *
+make_qp_ia(struct ibv_pd *p, struct ibv_qp_init_attr *ia, bool to_rts)
+{
+	struct ibv_qp *q = mwp_create_qp(p, ia);
+
+	FIX_ASSERT(q != NULL);
+	if (to_rts)
+		qp_to_rts(q);
 	return q;
 }
 
