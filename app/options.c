@@ -57,7 +57,7 @@ app_usage(void)
 "  -V, --version           print the version and exit\n"
 "\n"
 "Default EAL options, used when none are given before \"--\":\n"
-"  -l 0-1 --no-huge --no-pci --no-shconf -m 256 --log-level=lib.eal:warning\n"
+"  -l 0-1 (-l 0 on one CPU) --no-huge --no-pci --no-shconf -m 256 --log-level=lib.eal:warning\n"
 "  --log-level=lib.telemetry:warning --log-level=pmd.net.pcap:warning\n"
 "  --vdev net_pcap0,rx_pcap=%s/default-traffic.pcap,tx_pcap=%s\n"
 "\n"
@@ -137,7 +137,7 @@ app_default_eal_args(char ***argv_out, const char *prog)
 {
 	static char vdev[PATH_MAX + 128];
 	static char *args[] = {
-		NULL, "-l", "0-1", "--no-huge", "--no-pci", "--no-shconf",
+		NULL, "-l", NULL, "--no-huge", "--no-pci", "--no-shconf",
 		"-m", "256", "--log-level=lib.eal:warning",
 		"--log-level=lib.telemetry:warning",
 		"--log-level=pmd.net.pcap:warning",
@@ -145,6 +145,9 @@ app_default_eal_args(char ***argv_out, const char *prog)
 	};
 
 	args[0] = (char *)(uintptr_t)prog;
+	/* a worker lcore to poll when there is a second CPU; else the main
+	 * lcore polls */
+	args[2] = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "0-1" : "0";
 	snprintf(vdev, sizeof(vdev),
 		 "net_pcap0,rx_pcap=%s/default-traffic.pcap,tx_pcap=%s",
 		 app_conf_dir(), DEFAULT_TX_PCAP);

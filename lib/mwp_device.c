@@ -66,10 +66,11 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	d->rcu = rte_zmalloc_socket("mwp_rcu", rcu_sz, RTE_CACHE_LINE_SIZE, a.socket);
 	d->mr_by_idx = calloc(a.max_keys, sizeof(*d->mr_by_idx));
 	d->mw_by_idx = calloc(a.max_keys, sizeof(*d->mw_by_idx));
+	d->reader_on = calloc(a.max_readers, 1);
 	d->mr_gen = calloc(a.max_keys, 1);
 	d->mw_gen = calloc(a.max_keys, 1);
 	if (d->rcu == NULL || d->mr_by_idx == NULL || d->mw_by_idx == NULL ||
-	    d->mr_gen == NULL || d->mw_gen == NULL ||
+	    d->mr_gen == NULL || d->mw_gen == NULL || d->reader_on == NULL ||
 	    rte_rcu_qsbr_init(d->rcu, a.max_readers) != 0)
 		goto fail;
 	snprintf(name, sizeof(name), "mwp%u_keys", d->id);
@@ -89,6 +90,7 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	pthread_mutex_init(&d->ctx.mutex, NULL);
 	return &d->ctx;
 fail:
+	free(d->reader_on);
 	free(d->mr_gen);
 	free(d->mw_gen);
 	free(d->mw_by_idx);
@@ -107,7 +109,7 @@ mwp_close_device(struct ibv_context *ctx)
 	struct mwp_pd *pd;
 	struct mwp_cq *cq;
 
-	if (d->nb_readers != 0)
+	if (__atomic_load_n(&d->nb_readers, __ATOMIC_RELAXED) != 0)
 		return EBUSY;
 	while ((qp = TAILQ_FIRST(&d->qps)) != NULL)
 		mwp_destroy_qp(&qp->ibqp);
@@ -130,6 +132,7 @@ mwp_close_device(struct ibv_context *ctx)
 		free(pd);
 	}
 	mwp_keys_free(d->keys);
+	free(d->reader_on);
 	free(d->mr_gen);
 	free(d->mw_gen);
 	free(d->mw_by_idx);
@@ -159,12 +162,19 @@ mwp_reader_register(struct ibv_context *ctx, unsigned int thread_id)
 {
 	struct mwp_dev *d = to_mdev(ctx);
 
-	if (thread_id >= d->max_readers ||
-	    rte_rcu_qsbr_thread_register(d->rcu, thread_id) != 0)
-		return EINVAL;
-	rte_rcu_qsbr_thread_online(d->rcu, thread_id);
-	__atomic_fetch_add(&d->nb_readers, 1, __ATOMIC_RELAXED);
-	return 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (thread_id >= d->max_readers || d->reader_on[thread_id] ||
+	    rte_rcu_qsbr_thread_register(d->rcu, thread_id) != 0) {
+		ret = EINVAL;
+	} else {
+		rte_rcu_qsbr_thread_online(d->rcu, thread_id);
+		d->reader_on[thread_id] = 1;
+		d->nb_readers++;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
 }
 
 void
@@ -178,13 +188,19 @@ mwp_reader_unregister(struct ibv_context *ctx, unsigned int thread_id)
 {
 	struct mwp_dev *d = to_mdev(ctx);
 
-	if (thread_id >= d->max_readers)
-		return EINVAL;
-	rte_rcu_qsbr_thread_offline(d->rcu, thread_id);
-	if (rte_rcu_qsbr_thread_unregister(d->rcu, thread_id) != 0)
-		return EINVAL;
-	__atomic_fetch_sub(&d->nb_readers, 1, __ATOMIC_RELAXED);
-	return 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (thread_id >= d->max_readers || !d->reader_on[thread_id]) {
+		ret = EINVAL;
+	} else {
+		rte_rcu_qsbr_thread_offline(d->rcu, thread_id);
+		rte_rcu_qsbr_thread_unregister(d->rcu, thread_id);
+		d->reader_on[thread_id] = 0;
+		d->nb_readers--;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
 }
 
 struct mwp_key_table *

@@ -42,6 +42,7 @@ struct mwp_dev {
 	struct rte_rcu_qsbr *rcu;
 	uint32_t max_readers;
 	uint32_t nb_readers;
+	uint8_t *reader_on;		/* [max_readers]: registered */
 	struct mwp_key_table *keys;
 	uint32_t max_keys;
 	int socket;

@@ -80,7 +80,9 @@ struct ibv_mr *mwp_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
 
 /**
  * ibv_dereg_mr.  Returns after every datapath reader has stopped using the
- * MR's key (an RCU grace period), so the memory may be freed at once.
+ * MR's key (an RCU grace period), so the memory may be freed at once: it
+ * blocks until every registered reader has reported a quiescent state
+ * (ibv_dealloc_mw of a bound window does the same).
  *
  * @return
  *   0, or EBUSY while memory windows are bound to the MR (Linux rxe
@@ -164,7 +166,7 @@ int mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
  * @param thread_id
  *   Unique per reader, below mwp_device_attr.max_readers.
  * @return
- *   0, or EINVAL.
+ *   0, or EINVAL (out of range, or already registered).
  */
 int mwp_reader_register(struct ibv_context *ctx, unsigned int thread_id);
 

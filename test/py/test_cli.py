@@ -152,6 +152,15 @@ class Cli(unittest.TestCase):
                 self.assertEqual(c["dropped"] + c["accepted"], c["packets in"])
                 self.assertRegex(out, r"port 0: in \d+ out \d+")  # --stats-interval
 
+    def test_main_lcore_polls_when_there_is_no_worker(self):
+        pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
+        r = run(["-l", "0"] + EAL + ["--vdev", f"net_pcap0,rx_pcap={pcap}", "--",
+                 "--idle-exit", "100"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1 polling lcore", r.stdout)
+        self.assertIn("stopped: idle (--idle-exit)", r.stdout)
+        self.assertEqual(summary_counts(r.stdout)["packets in"], 12)
+
     def test_no_port_is_a_clear_error(self):
         r = run(EAL + ["--"])
         self.assertEqual(r.returncode, 1)

@@ -133,3 +133,12 @@ Test(inval, rebind_and_zero_length_bind_completions_wait_for_a_grace_period)
 	expect_wc(3, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
 	mwp_reader_unregister(ctx, 0);
 }
+
+Test(inval, a_reader_id_registers_once)
+{
+	cr_assert_eq(mwp_reader_register(ctx, 2), 0);
+	cr_expect_eq(mwp_reader_register(ctx, 2), EINVAL);
+	cr_expect_eq(mwp_close_device(ctx), EBUSY, "a reader is registered");
+	cr_assert_eq(mwp_reader_unregister(ctx, 2), 0);
+	cr_expect_eq(mwp_reader_unregister(ctx, 2), EINVAL);
+}
