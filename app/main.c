@@ -109,6 +109,7 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 				rte_strerror(rte_errno));
 			return -1;
 		}
+		mwp_port_set_mempool(run->ports[pid], mp);
 		if (mwp_ethdev_start(pid, 1, mp, &pc.mac) != 0) {
 			fprintf(stderr, "mwpath: port %u: cannot start (see log above)\n",
 				pid);

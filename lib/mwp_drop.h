@@ -34,6 +34,13 @@
 	_(NOT_FOR_US,     "destination MAC or IP is not this port's")	\
 	_(CNP,            "congestion notification (counted only)")	\
 	_(UNKNOWN_QP,     "destination QP does not exist on this port")	\
+	_(QP_STATE,       "QP not in RTR/RTS, or its responder stopped on a NAK") \
+	_(WRONG_TRANSPORT, "opcode of another transport, or not a request") \
+	_(PSN_AHEAD,      "PSN ahead of expected (sequence-error NAK sent once)") \
+	_(DUPLICATE,      "duplicate that cannot be answered again")	\
+	_(UC_DISCARD,     "UC packet of a broken or refused message")	\
+	_(UNSUPPORTED,    "request the responder does not execute yet")	\
+	_(NO_MBUF,        "response lost: no mbuf")			\
 	_(TX_FULL,        "response lost: tx queue full")
 
 /** Reasons a frame is dropped; MWP_DROP_NONE means accepted. */

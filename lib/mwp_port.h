@@ -13,6 +13,11 @@
 #include <stdint.h>
 
 #include <rte_ether.h>
+#include <rte_mempool.h>
+
+struct ibv_context;
+struct ibv_qp;
+struct mwp_key_table;
 
 /** Addresses and limits of a port. */
 struct mwp_port_conf {
@@ -40,6 +45,10 @@ struct mwp_port_qp_slot {
 struct mwp_port {
 	struct mwp_port_conf conf;	/**< addresses */
 	uint16_t index;			/**< the port's number in the config */
+	struct rte_mempool *mp;		/**< where response mbufs come from */
+	struct ibv_context *ctx;	/**< device of the attached QPs */
+	struct mwp_key_table *keys;	/**< its R_Key table */
+	uint64_t bursts;		/**< bursts processed (the owning lcore's) */
 	/** QPs by QPN & (MWP_PORT_QP_SLOTS - 1); filled by the verbs layer. */
 	struct mwp_port_qp_slot qp[MWP_PORT_QP_SLOTS];
 };
@@ -77,5 +86,21 @@ void mwp_port_free(struct mwp_port *port);
 
 /** The QP with this QPN on a port, or NULL. */
 struct mwp_qp *mwp_port_qp(const struct mwp_port *port, uint32_t qpn);
+
+/**
+ * Give a port the mempool its responses are allocated from.
+ */
+void mwp_port_set_mempool(struct mwp_port *port, struct rte_mempool *mp);
+
+/**
+ * Attach a QP to a port: requests for its QPN arriving on the port are
+ * answered by it.  All QPs of a port belong to one device.  Control path;
+ * no lcore may be polling the port.
+ *
+ * @return
+ *   0; EINVAL (QP of another device, or in RESET); EEXIST (its slot is
+ *   taken: QPN modulo MWP_PORT_QP_SLOTS).
+ */
+int mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *qp);
 
 #endif /* MWP_PORT_H */

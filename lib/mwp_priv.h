@@ -17,8 +17,10 @@
 #include <rte_rcu_qsbr.h>
 #include <rte_ring.h>
 
+#include "mwp_access.h"
 #include "mwp_verbs.h"
 #include "rkey_tbl.h"
+#include "roce_build.h"
 
 /* R_Key = index << 8 | key byte.  MR and MW indices come from disjoint
  * ranges by construction. */
@@ -167,6 +169,62 @@ struct mwp_rwqe {
 	struct ibv_sge sge[MWP_MAX_SGE];
 };
 
+#define MWP_ATOMIC_CACHE	16	/* atomics remembered for replays */
+#define MWP_MAX_RD		16	/* READ requests being answered */
+
+/* A READ request whose responses are not all sent yet. */
+struct mwp_rd {
+	uint64_t va;		/* next byte to send */
+	uint32_t rkey;
+	uint32_t left;		/* bytes still to send */
+	uint32_t psn;		/* PSN of the next response */
+	uint8_t first;		/* the next response is the first */
+	uint8_t nak_on_fail;	/* a re-validation failure NAKs (not for dups) */
+};
+
+/* Per-QP responder counters, written by the owning lcore only. */
+struct mwp_qp_stats {
+	uint64_t rx_pkts;
+	uint64_t rx_bytes;
+	uint64_t acks;
+	uint64_t naks[4];	/* 0x60 .. 0x63 */
+	uint64_t rnr_naks;
+	uint64_t duplicates;
+	uint64_t read_resps;
+	uint64_t atomics;
+	uint64_t drops;
+	uint64_t denied[MWP_DENY__MAX];
+};
+
+/* The responder side of a QP (memory-windows.md section 3; IBA 9.7). */
+struct mwp_resp {
+	uint32_t epsn;		/* expected PSN */
+	uint32_t msn;		/* message sequence number */
+	uint32_t in_msg;	/* 0, or ROCE_M_SEND / ROCE_M_WRITE: mid-message */
+	uint8_t nak_seq;	/* a PSN sequence error NAK is out for epsn */
+	uint8_t err;		/* RC: a fatal NAK was sent; requests dropped */
+	uint8_t ack_pending;	/* an ACK for ack_psn is owed */
+	uint32_t ack_psn;
+	/* the WRITE in progress */
+	uint64_t w_va;
+	uint64_t w_left;
+	uint32_t w_rkey;
+	uint32_t w_total;
+	/* READ responses still to send */
+	struct mwp_rd rd[MWP_MAX_RD];
+	uint8_t rd_head, rd_count;
+	/* results of recent atomics, for duplicates (never re-executed) */
+	struct {
+		uint32_t psn;
+		uint8_t valid;
+		uint64_t orig;
+	} atom[MWP_ATOMIC_CACHE];
+	uint8_t atom_next;
+	struct mwp_flow flow;	/* where answers go: the last request mirrored */
+	uint64_t flow_gen;	/* burst in which flow was last mirrored */
+	struct mwp_qp_stats st;
+};
+
 struct mwp_qp {
 	struct ibv_qp ibqp;
 	TAILQ_ENTRY(mwp_qp) next;
@@ -194,6 +252,9 @@ struct mwp_qp {
 	/* requester hook (tests, until the requester exists) */
 	mwp_tx_fn tx;
 	void *tx_arg;
+	/* responder: the port it is attached to, and its state */
+	struct mwp_port *port;
+	struct mwp_resp resp;
 };
 
 #define to_mdev(c)	container_of(c, struct mwp_dev, ctx)

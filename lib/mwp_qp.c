@@ -10,6 +10,7 @@
 
 #include <rte_ring_elem.h>
 
+#include "mwp_port.h"
 #include "mwp_priv.h"
 
 static unsigned int next_ring_id;
@@ -98,6 +99,15 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 	struct mwp_dev *d = qp->dev;
 
 	pthread_mutex_lock(&d->lock);
+	if (qp->port != NULL) {
+		struct mwp_port_qp_slot *s =
+			&qp->port->qp[ibqp->qp_num & (MWP_PORT_QP_SLOTS - 1)];
+
+		if (s->qp == qp) {
+			s->qp = NULL;
+			s->qpn = 0;
+		}
+	}
 	TAILQ_REMOVE(&d->qps, qp, next);
 	qp->scq->users--;
 	qp->rcq->users--;
@@ -194,8 +204,10 @@ apply_attrs(struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 	}
 	if (mask & IBV_QP_DEST_QPN)
 		qp->dest_qpn = a->dest_qp_num;
-	if (mask & IBV_QP_RQ_PSN)
+	if (mask & IBV_QP_RQ_PSN) {
 		qp->rq_psn = a->rq_psn;
+		qp->resp.epsn = a->rq_psn;	/* the responder expects it next */
+	}
 	if (mask & IBV_QP_SQ_PSN)
 		qp->sq_psn = a->sq_psn;
 	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
@@ -225,8 +237,10 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		return ret;
 	}
 	apply_attrs(qp, a, mask);
-	if (to == IBV_QPS_RESET)
+	if (to == IBV_QPS_RESET) {
 		mwp_sq_reset(qp);	/* drops work without completions */
+		memset(&qp->resp, 0, sizeof(qp->resp));
+	}
 	__atomic_store_n(&ibqp->state, to, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return 0;

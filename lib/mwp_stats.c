@@ -11,6 +11,13 @@ mwp_stats_add(struct mwp_stats *sum, const struct mwp_stats *s)
 	sum->tx_bytes += s->tx_bytes;
 	for (unsigned int i = 0; i < MWP_DROP__MAX; i++)
 		sum->drop[i] += s->drop[i];
+	sum->acks += s->acks;
+	for (unsigned int i = 0; i < 4; i++)
+		sum->naks[i] += s->naks[i];
+	sum->rnr_naks += s->rnr_naks;
+	sum->duplicates += s->duplicates;
+	for (unsigned int i = 0; i < MWP_DENY__MAX; i++)
+		sum->denied[i] += s->denied[i];
 }
 
 uint64_t

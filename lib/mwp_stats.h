@@ -13,6 +13,7 @@
 
 #include <rte_common.h>
 
+#include "mwp_access.h"
 #include "mwp_drop.h"
 
 /** Counters of one port as seen by one lcore. */
@@ -23,6 +24,11 @@ struct mwp_stats {
 	uint64_t tx_pkts;		/**< frames sent */
 	uint64_t tx_bytes;		/**< bytes sent */
 	uint64_t drop[MWP_DROP__MAX];	/**< frames dropped, by reason */
+	uint64_t acks;			/**< ACKs sent */
+	uint64_t naks[4];		/**< NAKs sent, syndromes 0x60..0x63 */
+	uint64_t rnr_naks;		/**< RNR NAKs sent */
+	uint64_t duplicates;		/**< duplicate requests */
+	uint64_t denied[MWP_DENY__MAX];	/**< accesses denied, by reason */
 } __rte_cache_aligned;
 
 /**

@@ -40,6 +40,10 @@ struct mwp_binding {
 	uint8_t *host;		/**< host address of va */
 	uint8_t *mr_host;	/**< the region's first host byte */
 	uint64_t mr_length;	/**< the region's length */
+	/* Counters, on their own line: the only fields written after
+	 * publication (relaxed atomic adds by the lcores). */
+	uint64_t allowed __rte_cache_aligned; /**< accesses allowed */
+	uint64_t denied;	/**< accesses denied */
 } __rte_cache_aligned;
 
 struct mwp_key_table;

@@ -226,7 +226,8 @@ mwp_build_atomic_ack(struct rte_mbuf *m, const struct mwp_flow *f,
 {
 	struct mwp_hdrs h = {
 		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
-		.aeth = { .syndrome = ROCE_AETH_ACK, .msn = msn },
+		/* an ACK with no end-to-end credit count, as for every ACK */
+		.aeth = { .syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, .msn = msn },
 		.atmack_orig = orig,
 	};
 

@@ -4,9 +4,11 @@
 #include <rte_ether.h>
 #include <rte_ip.h>
 
+#include "mwp_priv.h"
 #include "roce_icrc.h"
 #include "roce_parse.h"
 #include "roce_resp.h"
+#include "roce_resp_qp.h"
 
 /* A RoCE NIC answers only what is addressed to it.  A port with no IP
  * address configured accepts any destination (replays of foreign traffic). */
@@ -37,14 +39,39 @@ check_dest(const struct mwp_port_conf *c, const struct rte_mbuf *m,
 	return MWP_DROP_NONE;
 }
 
+/* The R_Key a request names in its RETH or AtomicETH, if any. */
+static inline bool
+request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p, uint32_t *rkey)
+{
+	const struct roce_reth *reth = mwp_pkt_eh(m, p, ROCE_EH_RETH);
+	const struct roce_atmeth *atm;
+
+	if (reth != NULL && (p->mask & ROCE_M_REQ)) {
+		*rkey = reth_rkey(reth);
+		return true;
+	}
+	atm = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
+	if (atm != NULL) {
+		*rkey = atmeth_rkey(atm);
+		return true;
+	}
+	return false;
+}
+
 uint16_t
 mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
-	       struct rte_mbuf **tx, struct mwp_stats *st)
+	       struct rte_mbuf **tx, uint16_t tx_room, struct mwp_stats *st)
 {
 	struct mwp_pkt p[MWP_BURST_MAX];
 	enum mwp_drop why[MWP_BURST_MAX];
-	struct rte_mbuf *dead[MWP_BURST_MAX];
-	uint16_t nb_dead = 0;
+	struct mwp_qp *qps[MWP_BURST_MAX];
+	const struct mwp_binding *keyd[MWP_BURST_MAX];
+	uint32_t rkeys[MWP_BURST_MAX];
+	uint16_t key_of[MWP_BURST_MAX], nb_keys = 0;
+	struct mwp_resp_ctx c = {
+		.port = port, .st = st, .tx = tx, .tx_room = tx_room,
+		.gen = ++port->bursts,
+	};
 	uint64_t bytes = 0;
 
 	RTE_ASSERT(n <= MWP_BURST_MAX);
@@ -56,27 +83,61 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	mwp_parse_burst(pkts, n, p, why);
 	mwp_icrc_verify_burst(pkts, p, why, n);
 
+	/* classify and find QPs; collect the R_Keys of the burst */
 	for (uint16_t i = 0; i < n; i++) {
 		enum mwp_drop e = why[i];
 
+		qps[i] = NULL;
 		if (e == MWP_DROP_NONE)
 			e = check_dest(&port->conf, pkts[i], &p[i]);
 		if (e == MWP_DROP_NONE && p[i].opcode == ROCE_OP_CNP)
 			e = MWP_DROP_CNP;
-		if (e == MWP_DROP_NONE && mwp_port_qp(port, p[i].qpn) == NULL)
-			e = MWP_DROP_UNKNOWN_QP;
 		if (e == MWP_DROP_NONE) {
-			/* Execution on the QP (WRITE/READ/ATOMIC/SEND and
-			 * their answers) is the next stage of the pipeline;
-			 * until a QP engine consumes the frame it is counted
-			 * as accepted and released. */
-			st->accepted++;
-		} else {
-			st->drop[e]++;
+			qps[i] = mwp_port_qp(port, p[i].qpn);
+			if (qps[i] == NULL)
+				e = MWP_DROP_UNKNOWN_QP;
 		}
-		dead[nb_dead++] = pkts[i];
+		why[i] = e;
+		key_of[i] = UINT16_MAX;
+		if (e == MWP_DROP_NONE && request_rkey(pkts[i], &p[i], &rkeys[nb_keys]))
+			key_of[i] = nb_keys++;
 	}
-	rte_pktmbuf_free_bulk(dead, nb_dead);
-	RTE_SET_USED(tx);
-	return 0;
+	/* every key of the burst in one bulk lookup (habit 7) */
+	if (nb_keys != 0 && port->keys != NULL)
+		mwp_keys_lookup_burst(port->keys, rkeys, nb_keys, keyd);
+
+	/* in order: the answers of one QP must keep its PSN order */
+	for (uint16_t i = 0; i < n; i++) {
+		if (why[i] != MWP_DROP_NONE) {
+			st->drop[why[i]]++;
+			continue;
+		}
+		st->accepted++;
+		mwp_resp_packet(&c, qps[i], pkts[i], &p[i],
+				key_of[i] == UINT16_MAX ? NULL : keyd[key_of[i]]);
+	}
+	/* one coalesced ACK per QP that accepted requests in this burst */
+	for (uint16_t i = 0; i < c.nb_dirty; i++)
+		mwp_resp_flush_ack(&c, c.dirty[i]);
+	rte_pktmbuf_free_bulk(pkts, n);
+	return c.nb_tx;
+}
+
+uint16_t
+mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
+	      struct mwp_stats *st)
+{
+	struct mwp_resp_ctx c = {
+		.port = port, .st = st, .tx = tx, .tx_room = tx_room,
+	};
+
+	if (port->ctx == NULL)
+		return 0;
+	for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c.nb_tx < tx_room; s++) {
+		struct mwp_qp *qp = port->qp[s].qp;
+
+		if (qp != NULL && qp->resp.rd_count != 0)
+			mwp_resp_read_pump(&c, qp);
+	}
+	return c.nb_tx;
 }

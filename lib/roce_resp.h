@@ -32,13 +32,26 @@
  * @param n
  *   How many.
  * @param tx
- *   Room for at least n frames to send.
+ *   Where to put the frames to send.
+ * @param tx_room
+ *   Room in tx.  READ responses that do not fit wait for mwp_resp_poll.
  * @param st
  *   The calling lcore's counters for this port.
  * @return
  *   The number of frames placed in tx.
  */
 uint16_t mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts,
-			uint16_t n, struct rte_mbuf **tx, struct mwp_stats *st);
+			uint16_t n, struct rte_mbuf **tx, uint16_t tx_room,
+			struct mwp_stats *st);
+
+/**
+ * Send what the responder still owes without new input: READ responses
+ * that did not fit earlier bursts.  Call once per poll-loop iteration.
+ *
+ * @return
+ *   The number of frames placed in tx.
+ */
+uint16_t mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx,
+		       uint16_t tx_room, struct mwp_stats *st);
 
 #endif /* ROCE_RESP_H */

@@ -8,15 +8,17 @@ static inline void
 poll_queue(struct mwp_lcore_queue *q, struct mwp_lcore *lc, uint64_t now)
 {
 	struct rte_mbuf *rx[MWP_RX_BURST];
-	struct rte_mbuf *tx[MWP_RX_BURST];
+	struct rte_mbuf *tx[MWP_TX_ROOM];
 	uint16_t nb_rx, nb_tx, sent;
 
 	nb_rx = rte_eth_rx_burst(q->port_id, q->queue_id, rx, MWP_RX_BURST);
-	if (nb_rx == 0)
-		return;
-	__atomic_store_n(&lc->last_rx_tsc, now, __ATOMIC_RELAXED);
-
-	nb_tx = mwp_resp_burst(q->port, rx, nb_rx, tx, &q->stats);
+	if (nb_rx != 0) {
+		__atomic_store_n(&lc->last_rx_tsc, now, __ATOMIC_RELAXED);
+		nb_tx = mwp_resp_burst(q->port, rx, nb_rx, tx, MWP_TX_ROOM, &q->stats);
+	} else {
+		/* READ responses that did not fit earlier */
+		nb_tx = mwp_resp_poll(q->port, tx, MWP_TX_ROOM, &q->stats);
+	}
 	if (nb_tx == 0)
 		return;
 	sent = rte_eth_tx_burst(q->port_id, q->queue_id, tx, nb_tx);
@@ -38,16 +40,27 @@ mwp_lcore_main(void *arg)
 	uint64_t next_tick = now + tick;
 
 	__atomic_store_n(&lc->last_rx_tsc, now, __ATOMIC_RELAXED);
+	/* A reader of each device's key table whose QPs it answers. */
+	for (uint16_t i = 0; i < lc->nb_queues; i++)
+		if (lc->q[i].port->ctx != NULL)
+			mwp_reader_register(lc->q[i].port->ctx, lc->lcore_id);
 	while (!__atomic_load_n(lc->stop, __ATOMIC_RELAXED)) {
 		now = rte_rdtsc();
 		for (uint16_t i = 0; i < lc->nb_queues; i++)
 			poll_queue(&lc->q[i], lc, now);
+		/* holds no key-table pointer between iterations */
+		for (uint16_t i = 0; i < lc->nb_queues; i++)
+			if (lc->q[i].port->ctx != NULL)
+				mwp_reader_quiescent(lc->q[i].port->ctx, lc->lcore_id);
 		lc->iterations++;
 		if (unlikely(lc->tick != NULL && now >= next_tick)) {
 			lc->tick(lc->tick_arg);
 			next_tick = now + tick;
 		}
 	}
+	for (uint16_t i = 0; i < lc->nb_queues; i++)
+		if (lc->q[i].port->ctx != NULL)
+			mwp_reader_unregister(lc->q[i].port->ctx, lc->lcore_id);
 	return 0;
 }
 

@@ -20,6 +20,9 @@
 /** Frames asked of rte_eth_rx_burst at a time (l3fwd's MAX_PKT_BURST). */
 #define MWP_RX_BURST 32
 
+/** Room for answers per poll (READ responses may outnumber requests). */
+#define MWP_TX_ROOM 64
+
 /** Most rx queues one lcore polls. */
 #define MWP_MAX_QUEUES_PER_LCORE 8
 

@@ -146,7 +146,7 @@ main(int argc, char **argv)
 		}
 		{
 			struct mwp_hdrs h = { .opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
-				.dqpn = 0x33, .psn = 300, .aeth = { 0, 10 },
+				.dqpn = 0x33, .psn = 300, .aeth = { 0x1f, 10 },
 				.atmack_orig = 0xfedcba9876543210ull };
 
 			if (mwp_build_atomic_ack(fresh(&m), &f, 0x33, 300, 10,

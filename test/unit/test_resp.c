@@ -9,6 +9,7 @@
 
 #include "test_eal.h"
 #include "test_frames.h"
+#include "mwp_priv.h"
 
 static struct mwp_port *port;
 
@@ -61,6 +62,7 @@ static void other_mac(uint8_t *d, struct mwp_pkt *p) { (void)p; d[5] = 9; }
 static void other_ip(uint8_t *d, struct mwp_pkt *p) { d[p->l3_off + 19] = 9; }
 static void arp(uint8_t *d, struct mwp_pkt *p) { (void)p; d[12] = 8; d[13] = 6; }
 static void qp_77(uint8_t *d, struct mwp_pkt *p) { roce_put24(d + p->bth_off + 5, 77); }
+static void qp_11(uint8_t *d, struct mwp_pkt *p) { roce_put24(d + p->bth_off + 5, 0x11); }
 static void cnp(uint8_t *d, struct mwp_pkt *p) { (void)d; (void)p; }
 
 Test(resp, every_frame_is_counted_once_and_every_mbuf_returns)
@@ -78,7 +80,7 @@ Test(resp, every_frame_is_counted_once_and_every_mbuf_returns)
 	pk[6] = pool_frame(ROCE_OP_CNP, 0, false, cnp);
 	pk[7] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, qp_77);
 
-	cr_expect_eq(mwp_resp_burst(port, pk, 8, tx, &st), 0);
+	cr_expect_eq(mwp_resp_burst(port, pk, 8, tx, 8, &st), 0);
 	cr_expect_eq(st.rx_pkts, 8);
 	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 3);
 	cr_expect_eq(st.drop[MWP_DROP_BAD_ICRC], 1);
@@ -91,22 +93,30 @@ Test(resp, every_frame_is_counted_once_and_every_mbuf_returns)
 		     "mbufs leaked: %u", before - rte_mempool_avail_count(test_mp));
 }
 
-Test(resp, a_qp_in_the_port_table_accepts_its_frames)
+Test(resp, an_attached_qp_receives_its_frames)
 {
+	struct ibv_context *ctx = mwp_open_device(NULL);
+	struct ibv_pd *pd = mwp_alloc_pd(ctx);
+	struct ibv_cq *cq = mwp_create_cq(ctx, 8);
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4 } };
+	struct ibv_qp *q = mwp_create_qp(pd, &ia);
 	struct mwp_stats st = { 0 };
 	struct rte_mbuf *pk[2], *tx[2];
-	static int fake_qp;
 
-	port->qp[77 & (MWP_PORT_QP_SLOTS - 1)].qpn = 77;
-	port->qp[77 & (MWP_PORT_QP_SLOTS - 1)].qp = (struct mwp_qp *)&fake_qp;
-	cr_expect_eq(mwp_port_qp(port, 77), (struct mwp_qp *)&fake_qp);
-	cr_expect_null(mwp_port_qp(port, 77 + MWP_PORT_QP_SLOTS),
+	cr_assert_not_null(q);
+	cr_expect_eq(q->qp_num & (MWP_PORT_QP_SLOTS - 1), 0x11);
+	cr_assert_eq(mwp_port_attach_qp(port, q), 0);
+	cr_expect_eq(mwp_port_qp(port, q->qp_num), to_mqp(q));
+	cr_expect_null(mwp_port_qp(port, q->qp_num + MWP_PORT_QP_SLOTS),
 		       "slot collision must not match");
-	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, qp_77);
+	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, qp_11);
 	pk[1] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
-	mwp_resp_burst(port, pk, 2, tx, &st);
+	cr_expect_eq(mwp_resp_burst(port, pk, 2, tx, 2, &st), 0);
 	cr_expect_eq(st.accepted, 1);
 	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 1);
+	cr_expect_eq(st.drop[MWP_DROP_QP_STATE], 1, "a QP in RESET answers nothing");
+	mwp_close_device(ctx);
 }
 
 Test(resp, port_without_addresses_accepts_any_destination)
@@ -118,7 +128,7 @@ Test(resp, port_without_addresses_accepts_any_destination)
 
 	cr_assert_not_null(any);
 	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, other_ip);
-	mwp_resp_burst(any, pk, 1, tx, &st);
+	mwp_resp_burst(any, pk, 1, tx, 1, &st);
 	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 1);
 	mwp_port_free(any);
 }

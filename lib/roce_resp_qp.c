@@ -1,0 +1,541 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The responder's per-packet path for one QP, in the check order of IBA
+ * 9.7 and Linux rxe's rxe_resp.c: QP state, transport, PSN (duplicates
+ * re-answered, a PSN ahead of expected draws one sequence-error NAK),
+ * opcode sequence, QP access flags, then per operation the decision of
+ * memory-windows.md section 3 and the execution, and the answer.
+ *
+ * Runs on the lcore that owns the QP; no locks, no logging, no
+ * allocation but response mbufs.  The one exception is a SEND with
+ * invalidate, which takes the device lock to revoke a key (rare).
+ */
+#include <string.h>
+
+#include <rte_branch_prediction.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "mwp_priv.h"
+#include "roce_resp_qp.h"
+
+#define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
+#define PSN_MASK		0xffffffu
+
+static inline uint32_t
+mtu_bytes(const struct mwp_qp *qp)
+{
+	return 128u << qp->path_mtu;	/* IBV_MTU_256 == 1 */
+}
+
+/* ---- answers ---- */
+
+/* Answer where the request came from, as a RoCE NIC does: addresses
+ * swapped, the request's UDP source port, its DSCP without ECN. */
+static void
+mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const void *);
+	const struct rte_udp_hdr *udp =
+		rte_pktmbuf_mtod_offset(m, const void *, p->l4_off);
+
+	memset(f, 0, sizeof(*f));
+	rte_ether_addr_copy(&eth->dst_addr, &f->smac);
+	rte_ether_addr_copy(&eth->src_addr, &f->dmac);
+	f->vlan = p->flags & MWP_PKT_VLAN;
+	f->vlan_tci = p->vlan_tci;
+	f->ipv6 = p->flags & MWP_PKT_IPV6;
+	if (f->ipv6) {
+		const struct rte_ipv6_hdr *ip =
+			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
+
+		memcpy(f->sip6, ip->dst_addr, 16);
+		memcpy(f->dip6, ip->src_addr, 16);
+	} else {
+		const struct rte_ipv4_hdr *ip =
+			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
+
+		f->sip4 = ip->dst_addr;
+		f->dip4 = ip->src_addr;
+	}
+	f->tos = p->tos & ~3u;
+	f->sport = rte_be_to_cpu_16(udp->src_port);
+}
+
+static struct rte_mbuf *
+tx_slot(struct mwp_resp_ctx *c)
+{
+	struct rte_mbuf *m;
+
+	if (unlikely(c->nb_tx == c->tx_room)) {
+		c->st->drop[MWP_DROP_TX_FULL]++;
+		return NULL;
+	}
+	m = rte_pktmbuf_alloc(c->port->mp);
+	if (unlikely(m == NULL))
+		c->st->drop[MWP_DROP_NO_MBUF]++;
+	return m;
+}
+
+static void
+emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, int ret)
+{
+	if (unlikely(ret != 0)) {
+		rte_pktmbuf_free(m);
+		c->st->drop[MWP_DROP_NO_MBUF]++;
+		return;
+	}
+	c->tx[c->nb_tx++] = m;
+}
+
+static void
+send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
+{
+	struct rte_mbuf *m = tx_slot(c);
+
+	if (m == NULL)
+		return;
+	emit(c, m, mwp_build_ack(m, &qp->resp.flow, qp->dest_qpn, psn, syn,
+				 qp->resp.msn));
+	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
+		qp->resp.st.acks++;
+		c->st->acks++;
+	} else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK) {
+		qp->resp.st.rnr_naks++;
+		c->st->rnr_naks++;
+	} else {
+		qp->resp.st.naks[syn & 3]++;
+		c->st->naks[syn & 3]++;
+	}
+}
+
+/* The ACK owed for what has been accepted so far (coalesced: one ACK
+ * covers every earlier PSN). */
+void
+mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+{
+	if (!qp->resp.ack_pending)
+		return;
+	qp->resp.ack_pending = 0;
+	send_aeth(c, qp, qp->resp.ack_psn, ACK_SYNDROME);
+}
+
+static void
+owe_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
+{
+	if (!qp->resp.ack_pending && c->nb_dirty < RTE_DIM(c->dirty))
+		c->dirty[c->nb_dirty++] = qp;
+	qp->resp.ack_pending = 1;
+	qp->resp.ack_psn = psn;
+}
+
+/* A fatal NAK (0x61, 0x62, 0x63): the RC responder stops (IBA 9.9.3). */
+static void
+nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
+{
+	mwp_resp_flush_ack(c, qp);
+	send_aeth(c, qp, psn, syn);
+	qp->resp.err = 1;
+	mwp_qp_to_err(qp);
+}
+
+/* Deny an access: NAK on RC, silent drop on UC (the message is lost). */
+static void
+deny(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, enum mwp_deny d,
+     const struct mwp_binding *b)
+{
+	qp->resp.st.denied[d]++;
+	c->st->denied[d]++;
+	if (b != NULL)
+		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
+				   __ATOMIC_RELAXED);
+	if (qp->ibqp.qp_type == IBV_QPT_RC) {
+		nak_fatal(c, qp, psn, mwp_deny_syndrome(d));
+	} else {
+		qp->resp.in_msg = 0;
+		c->st->drop[MWP_DROP_UC_DISCARD]++;
+	}
+}
+
+static void
+allowed(const struct mwp_binding *b)
+{
+	if (b != NULL)
+		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->allowed, 1,
+				   __ATOMIC_RELAXED);
+}
+
+/* ---- READ responses: sent now while there is room, the rest from
+ * mwp_resp_poll; each one re-validates the key (section 3 step 8). ---- */
+
+void
+mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+{
+	const uint32_t mtu = mtu_bytes(qp);
+	struct mwp_resp *r = &qp->resp;
+
+	while (r->rd_count > 0 && c->nb_tx < c->tx_room && !r->err) {
+		struct mwp_rd *rd = &r->rd[r->rd_head];
+		uint32_t seg = RTE_MIN(rd->left, mtu);
+		bool last = rd->left <= mtu;
+		uint8_t op = rd->first ? (last ? ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
+					  ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST) :
+				(last ? ROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
+				 ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
+		uint8_t *src = NULL;
+		struct rte_mbuf *m;
+
+		if (seg != 0) {
+			struct mwp_access_req q = {
+				.rkey = rd->rkey, .access = IBV_ACCESS_REMOTE_READ,
+				.va = rd->va, .len = seg, .pd = qp->ibqp.pd->handle,
+				.qpn = qp->ibqp.qp_num,
+			};
+			const struct mwp_binding *b = mwp_keys_lookup(c->port->keys, rd->rkey);
+			enum mwp_deny d = mwp_access_check(b, &q, &src);
+
+			if (d != MWP_DENY_NONE) {
+				/* invalidated mid-READ: the rest is refused */
+				r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
+				r->rd_count--;
+				if (rd->nak_on_fail)
+					deny(c, qp, rd->psn, d, b);
+				continue;
+			}
+		}
+		m = tx_slot(c);
+		if (m == NULL)
+			return;
+		emit(c, m, mwp_build_read_resp(m, &r->flow, op, qp->dest_qpn, rd->psn,
+					       ACK_SYNDROME, r->msn, src, seg));
+		r->st.read_resps++;
+		rd->va += seg;
+		rd->left -= seg;
+		rd->psn = (rd->psn + 1) & PSN_MASK;
+		rd->first = 0;
+		if (last) {
+			r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
+			r->rd_count--;
+		}
+	}
+}
+
+static bool
+queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
+	   uint32_t psn, bool nak_on_fail)
+{
+	struct mwp_resp *r = &qp->resp;
+	struct mwp_rd *rd;
+
+	if (r->rd_count == MWP_MAX_RD)
+		return false;
+	rd = &r->rd[(r->rd_head + r->rd_count) % MWP_MAX_RD];
+	rd->va = va;
+	rd->rkey = rkey;
+	rd->left = len;
+	rd->psn = psn;
+	rd->first = 1;
+	rd->nak_on_fail = nak_on_fail;
+	r->rd_count++;
+	return true;
+}
+
+/* ---- execution ---- */
+
+/* Copy len payload bytes starting at off (may span segments) to dst. */
+static void
+copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	while (m != NULL && off >= m->data_len) {
+		off -= m->data_len;
+		m = m->next;
+	}
+	while (m != NULL && len > 0) {
+		uint32_t n = RTE_MIN(len, (uint32_t)m->data_len - off);
+
+		memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
+		dst += n;
+		len -= n;
+		off = 0;
+		m = m->next;
+	}
+}
+
+static void
+atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t orig)
+{
+	struct rte_mbuf *m;
+
+	mwp_resp_flush_ack(c, qp);
+	m = tx_slot(c);
+	if (m == NULL)
+		return;
+	emit(c, m, mwp_build_atomic_ack(m, &qp->resp.flow, qp->dest_qpn, psn,
+					qp->resp.msn, orig));
+}
+
+static void
+exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	    const struct mwp_pkt *p, const struct mwp_binding *b)
+{
+	const struct roce_atmeth *a = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
+	struct mwp_access_req q = {
+		.rkey = atmeth_rkey(a), .access = IBV_ACCESS_REMOTE_ATOMIC,
+		.va = atmeth_va(a), .len = 8, .pd = qp->ibqp.pd->handle,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct mwp_resp *r = &qp->resp;
+	enum mwp_deny d;
+	uint64_t *word, orig;
+	uint8_t *host;
+
+	d = mwp_access_check(b, &q, &host);
+	if (d != MWP_DENY_NONE) {
+		deny(c, qp, p->psn, d, b);
+		return;
+	}
+	allowed(b);
+	word = (uint64_t *)(void *)host;
+	if (p->opcode == ROCE_OP_RC_FETCH_ADD) {
+		orig = __atomic_fetch_add(word, atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+	} else {
+		orig = atmeth_compare(a);
+		/* on failure orig receives the current value */
+		__atomic_compare_exchange_n(word, &orig, atmeth_swap_add(a), false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	}
+	r->atom[r->atom_next].psn = p->psn;
+	r->atom[r->atom_next].orig = orig;
+	r->atom[r->atom_next].valid = 1;
+	r->atom_next = (r->atom_next + 1) % MWP_ATOMIC_CACHE;
+	r->epsn = (r->epsn + 1) & PSN_MASK;
+	r->msn = (r->msn + 1) & PSN_MASK;
+	r->st.atomics++;
+	atomic_answer(c, qp, p->psn, orig);
+}
+
+static void
+exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	  const struct mwp_pkt *p, const struct mwp_binding *b)
+{
+	const struct roce_reth *h = mwp_pkt_eh(m, p, ROCE_EH_RETH);
+	struct mwp_access_req q = {
+		.rkey = reth_rkey(h), .access = IBV_ACCESS_REMOTE_READ,
+		.va = reth_va(h), .len = reth_dmalen(h), .pd = qp->ibqp.pd->handle,
+		.qpn = qp->ibqp.qp_num,
+	};
+	const uint32_t mtu = mtu_bytes(qp);
+	struct mwp_resp *r = &qp->resp;
+	enum mwp_deny d;
+	uint8_t *host;
+	uint32_t npkt;
+
+	d = mwp_access_check(b, &q, &host);
+	if (d != MWP_DENY_NONE) {
+		deny(c, qp, p->psn, d, b);
+		return;
+	}
+	if (q.len != 0)
+		allowed(b);
+	/* more READs outstanding than the QP allows: invalid request */
+	if (r->rd_count >= RTE_MAX(qp->max_dest_rd_atomic, 1) ||
+	    !queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true)) {
+		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+		return;
+	}
+	npkt = q.len == 0 ? 1 : (uint32_t)((q.len + mtu - 1) / mtu);
+	r->epsn = (r->epsn + npkt) & PSN_MASK;
+	r->msn = (r->msn + 1) & PSN_MASK;
+	mwp_resp_flush_ack(c, qp);	/* answers stay in PSN order */
+	mwp_resp_read_pump(c, qp);
+}
+
+static void
+exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	   const struct mwp_pkt *p, const struct mwp_binding *b)
+{
+	struct mwp_resp *r = &qp->resp;
+	const bool first = p->mask & ROCE_M_START, last = p->mask & ROCE_M_END;
+	struct mwp_access_req q = {
+		.access = IBV_ACCESS_REMOTE_WRITE, .pd = qp->ibqp.pd->handle,
+		.qpn = qp->ibqp.qp_num,
+	};
+	enum mwp_deny d;
+	uint8_t *host;
+
+	if (first) {
+		const struct roce_reth *h = mwp_pkt_eh(m, p, ROCE_EH_RETH);
+
+		q.rkey = reth_rkey(h);
+		q.va = reth_va(h);
+		q.len = reth_dmalen(h);
+	} else {
+		/* every packet re-checks the key, with the VA and the
+		 * remaining length carried from the first */
+		q.rkey = r->w_rkey;
+		q.va = r->w_va;
+		q.len = r->w_left;
+		b = mwp_keys_lookup(c->port->keys, q.rkey);
+	}
+	d = mwp_access_check(b, &q, &host);
+	if (d == MWP_DENY_NONE)
+		d = mwp_write_len_check(first, last, p->payload_len, q.len,
+					mtu_bytes(qp));
+	if (d != MWP_DENY_NONE) {
+		deny(c, qp, p->psn, d, b);
+		return;
+	}
+	if (p->payload_len != 0) {
+		allowed(b);
+		copy_payload(host, m, p->payload_off, p->payload_len);
+	}
+	if (first)
+		r->w_total = (uint32_t)q.len;
+	r->w_rkey = q.rkey;
+	r->w_va = q.va + p->payload_len;
+	r->w_left = q.len - p->payload_len;
+	r->in_msg = last ? 0 : ROCE_M_WRITE;
+	r->epsn = (r->epsn + 1) & PSN_MASK;
+	if (last)
+		r->msn = (r->msn + 1) & PSN_MASK;
+	if (qp->ibqp.qp_type == IBV_QPT_RC)
+		owe_ack(c, qp, p->psn);
+}
+
+/* ---- duplicates (RC): re-answered, never re-executed (IBA 9.9.2) ---- */
+
+static void
+duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	  const struct mwp_pkt *p, const struct mwp_binding *b)
+{
+	struct mwp_resp *r = &qp->resp;
+
+	r->st.duplicates++;
+	c->st->duplicates++;
+	if (p->mask & ROCE_M_READ) {
+		const struct roce_reth *h = mwp_pkt_eh(m, p, ROCE_EH_RETH);
+		struct mwp_access_req q = {
+			.rkey = reth_rkey(h), .access = IBV_ACCESS_REMOTE_READ,
+			.va = reth_va(h), .len = reth_dmalen(h),
+			.pd = qp->ibqp.pd->handle, .qpn = qp->ibqp.qp_num,
+		};
+		uint8_t *host;
+
+		/* re-read memory under a fresh key check */
+		if (mwp_access_check(b, &q, &host) == MWP_DENY_NONE) {
+			mwp_resp_flush_ack(c, qp);
+			queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false);
+			mwp_resp_read_pump(c, qp);
+		} else {
+			c->st->drop[MWP_DROP_DUPLICATE]++;
+		}
+		return;
+	}
+	if (p->mask & ROCE_M_ATOMIC) {
+		for (unsigned int i = 0; i < MWP_ATOMIC_CACHE; i++)
+			if (r->atom[i].valid && r->atom[i].psn == p->psn) {
+				atomic_answer(c, qp, p->psn, r->atom[i].orig);
+				return;
+			}
+		c->st->drop[MWP_DROP_DUPLICATE]++;	/* too old to replay */
+		return;
+	}
+	/* SEND, WRITE: acknowledge everything received so far */
+	owe_ack(c, qp, (r->epsn - 1) & PSN_MASK);
+}
+
+/* ---- the per-packet path ---- */
+
+void
+mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
+		const struct mwp_pkt *p, const struct mwp_binding *b)
+{
+	struct mwp_resp *r = &qp->resp;
+	const bool rc = qp->ibqp.qp_type == IBV_QPT_RC;
+	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
+	uint32_t d, want;
+
+	r->st.rx_pkts++;
+	r->st.rx_bytes += rte_pktmbuf_pkt_len(m);
+	/* The responder works from RTR on; after a fatal NAK it is silent. */
+	if (unlikely((st != IBV_QPS_RTR && st != IBV_QPS_RTS) || r->err)) {
+		c->st->drop[MWP_DROP_QP_STATE]++;
+		return;
+	}
+	if (unlikely(roce_opcode_transport(p->opcode) !=
+		     (rc ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC) ||
+		     !(p->mask & ROCE_M_REQ))) {
+		c->st->drop[MWP_DROP_WRONG_TRANSPORT]++;
+		return;
+	}
+
+	/* Answers go where this QP's requests come from: mirrored once per
+	 * QP per burst (UC sends none). */
+	if (rc && r->flow_gen != c->gen) {
+		mirror_flow(&r->flow, m, p);
+		r->flow_gen = c->gen;
+	}
+
+	/* PSN (RC: IBA 9.7.5.1.1; UC: 9.7.5.1.2) */
+	d = (p->psn - r->epsn) & PSN_MASK;
+	if (rc) {
+		if (unlikely(d != 0)) {
+			if (d < 0x800000) {
+				/* ahead: one sequence-error NAK per gap */
+				if (!r->nak_seq) {
+					mwp_resp_flush_ack(c, qp);
+					send_aeth(c, qp, r->epsn, ROCE_AETH_NAK_PSN_SEQ);
+					r->nak_seq = 1;
+				}
+				c->st->drop[MWP_DROP_PSN_AHEAD]++;
+			} else {
+				duplicate(c, qp, m, p, b);
+			}
+			return;
+		}
+		r->nak_seq = 0;
+	} else if (d != 0) {
+		/* UC: a lost packet breaks the message; a new one may start
+		 * at any PSN */
+		r->in_msg = 0;
+		if (!(p->mask & ROCE_M_START)) {
+			c->st->drop[MWP_DROP_UC_DISCARD]++;
+			return;
+		}
+		r->epsn = p->psn;
+	}
+
+	/* opcode sequence: inside a message only its MIDDLE/LAST may come;
+	 * outside one, only a FIRST or ONLY */
+	want = r->in_msg;
+	if (unlikely(want ? !(p->mask & want) || (p->mask & ROCE_M_START) :
+			   !(p->mask & ROCE_M_START))) {
+		if (rc) {
+			nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+		} else {
+			r->in_msg = 0;
+			c->st->drop[MWP_DROP_UC_DISCARD]++;
+		}
+		return;
+	}
+
+	/* step 1: the QP's own access flags, before any key work */
+	want = p->mask & ROCE_M_WRITE ? IBV_ACCESS_REMOTE_WRITE :
+	       p->mask & ROCE_M_READ ? IBV_ACCESS_REMOTE_READ :
+	       p->mask & ROCE_M_ATOMIC ? IBV_ACCESS_REMOTE_ATOMIC : 0;
+	if (want != 0 && mwp_qp_access_check(qp->access_flags, want) != MWP_DENY_NONE) {
+		deny(c, qp, p->psn, MWP_DENY_QP_ACCESS, NULL);
+		return;
+	}
+
+	if (p->mask & ROCE_M_WRITE) {
+		exec_write(c, qp, m, p, b);
+	} else if (p->mask & ROCE_M_READ) {
+		exec_read(c, qp, m, p, b);
+	} else if (p->mask & ROCE_M_ATOMIC) {
+		exec_atomic(c, qp, m, p, b);
+	} else {
+		/* SEND: receive queues are consumed by the next stage */
+		c->st->drop[MWP_DROP_UNSUPPORTED]++;
+	}
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_RESP_QP_H
+#define ROCE_RESP_QP_H
+
+/* The responder's per-QP path (roce_resp_qp.c), driven by roce_resp.c.
+ * Private. */
+
+#include <rte_mbuf.h>
+
+#include "mwp_port.h"
+#include "mwp_stats.h"
+#include "roce_parse.h"
+#include "rkey_tbl.h"
+
+struct mwp_qp;
+
+/* One burst's worth of context. */
+struct mwp_resp_ctx {
+	struct mwp_port *port;
+	struct mwp_stats *st;
+	struct rte_mbuf **tx;
+	uint16_t nb_tx;
+	uint16_t tx_room;
+	uint16_t nb_dirty;
+	uint64_t gen;			/* this burst's number */
+	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
+};
+
+void mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp,
+		     struct rte_mbuf *m, const struct mwp_pkt *p,
+		     const struct mwp_binding *b);
+void mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp);
+void mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp);
+
+#endif

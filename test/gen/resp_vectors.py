@@ -1,0 +1,205 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Responder test vectors, from the rules in ../shared/spec (not from
+mwpath): for each case, the requests (<case>.req.pcap, fed as one burst),
+the answers a conforming responder sends (<case>.resp.pcap, compared byte
+for byte), the region's final bytes (<case>.mem) and the QP's final state
+(<case>.state).
+
+The set-up both sides share (test/unit/test_responder.c builds it):
+  port  02:00:00:00:00:01, 192.0.2.1, 2001:db8::1, path MTU 1024
+  peer  02:00:00:00:00:02, 192.0.2.2, 2001:db8::2, UDP source port 49152
+  QP    0x11 (RC, or UC for uc_* cases), peer QP 0x99, rq_psn 0,
+        RC access remote read/write/atomic (UC: remote write)
+  MR    iova 0x10000, 4096 bytes, byte i = i & 0xff, rkey 0x00000100
+  MW    Type 2 on QP 0x11, [0x10100, 0x10100 + 3072), read/write/atomic,
+        rkey 0x80000042
+
+Answers mirror the request: addresses swapped, the request's UDP source
+port, TTL 64, DF, IP id 0, UDP checksum 0, AETH syndrome 0x1f for ACKs.
+Usage: resp_vectors.py OUTDIR
+"""
+import os
+import struct
+import sys
+
+import roce
+
+QPN, PEER_QPN = 0x11, 0x99
+MR_IOVA, MR_LEN, MR_RKEY = 0x10000, 4096, 0x00000100
+MW_VA, MW_LEN, MW_RKEY = 0x10100, 3072, 0x80000042
+MTU = 1024
+ACK_SYN = 0x1f
+V6 = dict(ipv6=True, src="2001:db8::2", dst="2001:db8::1")
+ANSWER = dict(src="192.0.2.1", dst="192.0.2.2", smac="02:00:00:00:00:01",
+              dmac="02:00:00:00:00:02")
+ANSWER6 = dict(ipv6=True, src="2001:db8::1", dst="2001:db8::2",
+               smac="02:00:00:00:00:01", dmac="02:00:00:00:00:02", hlim=64)
+
+
+def pattern():
+    return bytearray(i & 0xff for i in range(MR_LEN))
+
+
+def req(op, psn, **kw):
+    return roce.frame(op, kw.pop("qpn", QPN), psn, **kw)
+
+
+def write(op, psn, va, rkey, data, dmalen=None, **kw):
+    eh = {}
+    if roce.OPCODES[op][1] and "reth" in roce.OPCODES[op][1]:
+        eh["reth"] = {"va": va, "rkey": rkey,
+                      "dmalen": len(data) if dmalen is None else dmalen}
+    return req(op, psn, payload=data, eh=eh, **kw)
+
+
+def ack(psn, msn, syn=ACK_SYN, v6=False):
+    return roce.frame(0x11, PEER_QPN, psn, eh={"aeth": {"syndrome": syn, "msn": msn}},
+                      **(ANSWER6 if v6 else ANSWER))
+
+
+def read_resp(op, psn, msn, data):
+    eh = {} if op == 0x0e else {"aeth": {"syndrome": ACK_SYN, "msn": msn}}
+    return roce.frame(op, PEER_QPN, psn, payload=bytes(data), eh=eh, **ANSWER)
+
+
+def atomic_ack(psn, msn, orig):
+    return roce.frame(0x12, PEER_QPN, psn, eh={"aeth": {"syndrome": ACK_SYN, "msn": msn},
+                                               "atmack": {"orig": orig}}, **ANSWER)
+
+
+def atomic(op, psn, va, rkey, swap_add, compare=0):
+    return req(op, psn, eh={"atmeth": {"va": va, "rkey": rkey,
+                                       "swap_add": swap_add, "compare": compare}})
+
+
+def u64(mem, off):
+    return struct.unpack_from("<Q", mem, off)[0]
+
+
+def cases():
+    c = {}
+
+    # WRITE ONLY to the region: placed, one ACK (PSN 0, MSN 1)
+    mem = pattern()
+    data = bytes((i * 7) & 0xff for i in range(64))
+    mem[0x10:0x10 + 64] = data
+    c["rc_write_only"] = ([write(0x0a, 0, MR_IOVA + 0x10, MR_RKEY, data, ackreq=True)],
+                          [ack(0, 1)], mem, "RTS")
+
+    # the same over IPv6: the answer goes back over IPv6
+    c["rc_write_only_ipv6"] = ([write(0x0a, 0, MR_IOVA + 0x10, MR_RKEY, data,
+                                      ackreq=True, **V6)],
+                               [ack(0, 1, v6=True)], mem, "RTS")
+
+    # FIRST/MIDDLE/LAST through the window: one coalesced ACK for PSN 2
+    mem = pattern()
+    parts = [bytes([0xa1]) * MTU, bytes([0xb2]) * MTU, bytes([0xc3]) * 500]
+    total = sum(len(x) for x in parts)
+    off = MW_VA - MR_IOVA
+    mem[off:off + total] = b"".join(parts)
+    c["rc_write_multi_window"] = (
+        [write(0x06, 0, MW_VA, MW_RKEY, parts[0], dmalen=total),
+         write(0x07, 1, 0, 0, parts[1]),
+         write(0x08, 2, 0, 0, parts[2], ackreq=True)],
+        [ack(2, 1)], mem, "RTS")
+
+    # READ of 3000 bytes: FIRST, MIDDLE, LAST by the path MTU
+    mem = pattern()
+    rd = {"va": MR_IOVA, "rkey": MR_RKEY, "dmalen": 3000}
+    c["rc_read_multi"] = ([req(0x0c, 0, eh={"reth": rd}, ackreq=True)],
+                          [read_resp(0x0d, 0, 1, mem[0:1024]),
+                           read_resp(0x0e, 1, 1, mem[1024:2048]),
+                           read_resp(0x0f, 2, 1, mem[2048:3000])], mem, "RTS")
+
+    # FETCH_ADD and COMPARE_SWAP (a match, then a mismatch)
+    mem = pattern()
+    o = u64(mem, 8)
+    struct.pack_into("<Q", mem, 8, (o + 5) % 2**64)
+    c["rc_fetch_add"] = ([atomic(0x14, 0, MR_IOVA + 8, MR_RKEY, 5)],
+                         [atomic_ack(0, 1, o)], mem, "RTS")
+    mem = pattern()
+    o = u64(mem, 16)
+    struct.pack_into("<Q", mem, 16, 0xdeadbeef)
+    c["rc_compare_swap"] = ([atomic(0x13, 0, MR_IOVA + 16, MR_RKEY, 0xdeadbeef, o),
+                             atomic(0x13, 1, MR_IOVA + 16, MR_RKEY, 7, o)],
+                            [atomic_ack(0, 1, o), atomic_ack(1, 2, 0xdeadbeef)],
+                            mem, "RTS")
+
+    # a duplicate ATOMIC is answered from the cache, never re-executed
+    mem = pattern()
+    o = u64(mem, 24)
+    struct.pack_into("<Q", mem, 24, o + 1)
+    fa = atomic(0x14, 0, MR_IOVA + 24, MR_RKEY, 1)
+    c["rc_duplicate_atomic"] = ([fa, fa], [atomic_ack(0, 1, o), atomic_ack(0, 1, o)],
+                                mem, "RTS")
+
+    # a duplicate WRITE is acknowledged, not executed
+    mem = pattern()
+    a, b, z = bytes([1]) * 8, bytes([2]) * 8, bytes([9]) * 8
+    mem[0x100:0x108] = a
+    mem[0x108:0x110] = b
+    c["rc_duplicate_write"] = ([write(0x0a, 0, MR_IOVA + 0x100, MR_RKEY, a),
+                                write(0x0a, 1, MR_IOVA + 0x108, MR_RKEY, b),
+                                write(0x0a, 0, MR_IOVA + 0x100, MR_RKEY, z)],
+                               [ack(1, 2)], mem, "RTS")
+
+    # a PSN ahead draws one sequence-error NAK until the gap closes
+    mem = pattern()
+    mem[0x200:0x204] = b"good"
+    c["rc_psn_ahead"] = ([write(0x0a, 3, MR_IOVA + 0x200, MR_RKEY, b"bad1"),
+                          write(0x0a, 4, MR_IOVA + 0x200, MR_RKEY, b"bad2"),
+                          write(0x0a, 0, MR_IOVA + 0x200, MR_RKEY, b"good", ackreq=True)],
+                         [ack(0, 0, syn=0x60), ack(0, 1)], mem, "RTS")
+
+    # section 3 step 4: a wrong key byte is NAK 0x62, the QP stops
+    mem = pattern()
+    c["rc_wrong_key_byte"] = ([write(0x0a, 0, MW_VA, MW_RKEY ^ 1, b"xxxx"),
+                               write(0x0a, 1, MW_VA, MW_RKEY, b"yyyy")],
+                              [ack(0, 0, syn=0x62)], mem, "ERR")
+
+    # step 5: one byte past the window's end (inside the region) is 0x62
+    c["rc_outside_window"] = ([write(0x0a, 0, MW_VA + MW_LEN - 8, MW_RKEY, bytes(9))],
+                              [ack(0, 0, syn=0x62)], pattern(), "ERR")
+
+    # step 2 (C9-88): a zero-length READ with a bogus key succeeds
+    c["rc_zero_length_read_bogus_key"] = (
+        [req(0x0c, 0, eh={"reth": {"va": 0, "rkey": 0xdeadbeef, "dmalen": 0}})],
+        [read_resp(0x10, 0, 1, b"")], pattern(), "RTS")
+
+    # step 3 (C9-94): a DMA length above 2^31 is 0x61
+    c["rc_dma_too_long"] = (
+        [req(0x0c, 0, eh={"reth": {"va": MR_IOVA, "rkey": MR_RKEY,
+                                   "dmalen": 2**31 + 1}})],
+        [ack(0, 0, syn=0x61)], pattern(), "ERR")
+
+    # step 7: an unaligned ATOMIC is 0x61 (after the key check)
+    c["rc_unaligned_atomic"] = ([atomic(0x14, 0, MR_IOVA + 4, MR_RKEY, 1)],
+                                [ack(0, 0, syn=0x61)], pattern(), "ERR")
+
+    # opcode sequence: a MIDDLE outside a message is 0x61
+    c["rc_middle_without_first"] = ([write(0x07, 0, 0, 0, bytes(MTU))],
+                                    [ack(0, 0, syn=0x61)], pattern(), "ERR")
+
+    # UC: no ACKs; a bad key is dropped silently and the QP carries on
+    mem = pattern()
+    mem[0x300:0x304] = b"uc!!"
+    c["uc_write_then_bad_key"] = ([write(0x2a, 0, MR_IOVA + 0x300, MR_RKEY, b"uc!!"),
+                                   write(0x2a, 1, MW_VA, MW_RKEY ^ 1, b"nope"),
+                                   write(0x2a, 2, MR_IOVA + 0x304, 0x12345678, b"nope")],
+                                  [], mem, "RTS")
+    return c
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    for name, (reqs, resps, mem, state) in cases().items():
+        roce.write_pcap(os.path.join(out, name + ".req.pcap"), reqs)
+        roce.write_pcap(os.path.join(out, name + ".resp.pcap"), resps)
+        with open(os.path.join(out, name + ".mem"), "wb") as f:
+            f.write(bytes(mem))
+        with open(os.path.join(out, name + ".state"), "w") as f:
+            f.write(state + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

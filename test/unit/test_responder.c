@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The responder on packets built by the independent scapy script
+ * (test/gen/resp_vectors.py, run at build time): each case's requests go
+ * through mwp_resp_burst as one burst, and the answers must equal the
+ * script's byte for byte; the region's bytes and the QP's state must be
+ * what the script says.  The set-up is the one the script documents.
+ */
+#include <pcap/pcap.h>
+
+#include "verbs_fixture.h"
+
+#define MR_IOVA 0x10000
+#define MW_VA 0x10100
+#define MW_LEN 3072
+
+static struct mwp_port *port;
+static struct ibv_qp *rqp;
+static struct ibv_mr *rmr;
+static uint8_t *mem;
+
+static void
+setup_case(enum ibv_qp_type type)
+{
+	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true };
+	struct ibv_qp_init_attr ia = { .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 } };
+	struct ibv_mw *mw;
+	struct ibv_wc wc;
+
+	test_eal_init();
+	ctx = mwp_open_device(NULL);
+	pd = mwp_alloc_pd(ctx);
+	cq = mwp_create_cq(ctx, 64);
+	ia.send_cq = ia.recv_cq = cq;
+	mem = aligned_alloc(64, 4096);
+	for (int i = 0; i < 4096; i++)
+		mem[i] = (uint8_t)i;
+	rmr = mwp_reg_mr_iova(pd, mem, 4096, MR_IOVA, ALL_ACCESS);
+	cr_assert_not_null(rmr);
+	cr_assert_eq(rmr->rkey, 0x100, "the script's region key");
+	rqp = make_qp_ia(pd, &ia, true);
+	cr_assert_eq(rqp->qp_num, 0x11, "the script's QPN");
+	qp = rqp;
+	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	cr_assert_eq(post_bind2(rqp, mw, rmr, MW_VA, MW_LEN, REMOTE_ALL, 0x42, 1), 0);
+	for (int i = 0; i < 100 && ibv_poll_cq(cq, 1, &wc) == 0; i++)
+		mwp_poll(ctx);
+	cr_assert_eq(mw->rkey, 0x80000042, "the script's window key");
+
+	rte_ether_unformat_addr("02:00:00:00:00:01", &pc.mac);
+	inet_pton(AF_INET, "192.0.2.1", &pc.ipv4);
+	inet_pton(AF_INET6, "2001:db8::1", pc.ipv6);
+	port = mwp_port_create(&pc, 0, SOCKET_ID_ANY);
+	cr_assert_not_null(port);
+	mwp_port_set_mempool(port, test_mp);
+	cr_assert_eq(mwp_port_attach_qp(port, rqp), 0);
+}
+
+static unsigned int
+load(const char *name, const char *ext, struct rte_mbuf **out, unsigned int max)
+{
+	char path[512], err[PCAP_ERRBUF_SIZE];
+	struct pcap_pkthdr *h;
+	const u_char *d;
+	unsigned int n = 0;
+	pcap_t *pc;
+
+	snprintf(path, sizeof(path), "%s/%s.%s", getenv("RESP_VECTORS"), name, ext);
+	pc = pcap_open_offline(path, err);
+	cr_assert_not_null(pc, "%s", err);
+	while (n < max && pcap_next_ex(pc, &h, &d) == 1) {
+		out[n] = rte_pktmbuf_alloc(test_mp);
+		cr_assert_not_null(out[n]);
+		memcpy(rte_pktmbuf_append(out[n], (uint16_t)h->caplen), d, h->caplen);
+		n++;
+	}
+	pcap_close(pc);
+	return n;
+}
+
+static void
+run_case(const char *name, enum ibv_qp_type type)
+{
+	struct rte_mbuf *req[64], *want[64], *got[64];
+	struct mwp_stats st = { 0 };
+	unsigned int nreq, nwant, ngot;
+	char path[512], state[16] = "";
+	uint8_t expect_mem[4096];
+	FILE *f;
+
+	setup_case(type);
+	const unsigned int pool_before = rte_mempool_avail_count(test_mp);
+
+	nreq = load(name, "req.pcap", req, 64);
+	nwant = load(name, "resp.pcap", want, 64);
+	ngot = mwp_resp_burst(port, req, (uint16_t)nreq, got, 64, &st);
+	ngot += mwp_resp_poll(port, got + ngot, (uint16_t)(64 - ngot), &st);
+
+	cr_expect_eq(ngot, nwant, "%s: %u answers, want %u", name, ngot, nwant);
+	for (unsigned int i = 0; i < RTE_MIN(ngot, nwant); i++) {
+		const uint8_t *g = rte_pktmbuf_mtod(got[i], const uint8_t *);
+		const uint8_t *w = rte_pktmbuf_mtod(want[i], const uint8_t *);
+		uint32_t gl = rte_pktmbuf_data_len(got[i]), wl = rte_pktmbuf_data_len(want[i]);
+		uint32_t at = 0;
+
+		while (at < RTE_MIN(gl, wl) && g[at] == w[at])
+			at++;
+		cr_expect(gl == wl && at == gl,
+			  "%s: answer %u differs at byte %u (len %u, want %u): got %02x want %02x",
+			  name, i, at, gl, wl, at < gl ? g[at] : 0, at < wl ? w[at] : 0);
+	}
+	snprintf(path, sizeof(path), "%s/%s.mem", getenv("RESP_VECTORS"), name);
+	f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fread(expect_mem, 1, sizeof(expect_mem), f), sizeof(expect_mem));
+	fclose(f);
+	for (unsigned int i = 0; i < sizeof(expect_mem); i++)
+		if (mem[i] != expect_mem[i]) {
+			cr_expect_fail("%s: region byte %#x is %02x, want %02x", name, i,
+				       mem[i], expect_mem[i]);
+			break;
+		}
+	snprintf(path, sizeof(path), "%s/%s.state", getenv("RESP_VECTORS"), name);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	cr_assert(fscanf(f, "%15s", state) == 1);
+	fclose(f);
+	cr_expect_eq(rqp->state, strcmp(state, "ERR") == 0 ? IBV_QPS_ERR : IBV_QPS_RTS,
+		     "%s: QP state %d, want %s", name, rqp->state, state);
+	cr_expect_eq(st.rx_pkts, nreq);
+	for (unsigned int i = 0; i < ngot; i++)
+		rte_pktmbuf_free(got[i]);
+	for (unsigned int i = 0; i < nwant; i++)
+		rte_pktmbuf_free(want[i]);
+	cr_expect_eq(rte_mempool_avail_count(test_mp), pool_before,
+		     "%s: mbufs not returned", name);
+	mwp_port_free(port);
+	mwp_close_device(ctx);
+	free(mem);
+}
+
+TestSuite(responder, .timeout = 60);
+
+#define CASE(name) Test(responder, name) { run_case(#name, IBV_QPT_RC); }
+#define UC_CASE(name) Test(responder, name) { run_case(#name, IBV_QPT_UC); }
+
+CASE(rc_write_only)
+CASE(rc_write_only_ipv6)
+CASE(rc_write_multi_window)
+CASE(rc_read_multi)
+CASE(rc_fetch_add)
+CASE(rc_compare_swap)
+CASE(rc_duplicate_atomic)
+CASE(rc_duplicate_write)
+CASE(rc_psn_ahead)
+CASE(rc_wrong_key_byte)
+CASE(rc_outside_window)
+CASE(rc_zero_length_read_bogus_key)
+CASE(rc_dma_too_long)
+CASE(rc_unaligned_atomic)
+CASE(rc_middle_without_first)
+UC_CASE(uc_write_then_bad_key)
