@@ -39,7 +39,6 @@
 	_(PSN_AHEAD,      "PSN ahead of expected (sequence-error NAK sent once)") \
 	_(DUPLICATE,      "duplicate that cannot be answered again")	\
 	_(UC_DISCARD,     "UC packet of a broken or refused message")	\
-	_(UNSUPPORTED,    "request the responder does not execute yet")	\
 	_(NO_MBUF,        "response lost: no mbuf")			\
 	_(TX_FULL,        "response lost: tx queue full")
 

@@ -81,6 +81,7 @@ mwp_reg_mr_iova(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	b->kind = MWP_KEY_MR;
 	b->access = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 			      IBV_ACCESS_REMOTE_ATOMIC);
+	b->local_access = (uint16_t)access;
 	b->pd = ibpd->handle;
 	b->va = iova;
 	b->length = length;

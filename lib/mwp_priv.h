@@ -205,6 +205,9 @@ struct mwp_resp {
 	uint8_t err;		/* RC: a fatal NAK was sent; requests dropped */
 	uint8_t ack_pending;	/* an ACK for ack_psn is owed */
 	uint32_t ack_psn;
+	/* the receive being filled by a SEND in progress */
+	struct mwp_rwqe recv;
+	uint32_t recv_len;	/* bytes placed so far */
 	/* the WRITE in progress */
 	uint64_t w_va;
 	uint64_t w_left;
@@ -246,6 +249,7 @@ struct mwp_qp {
 	enum ibv_mtu path_mtu;
 	uint32_t dest_qpn, rq_psn, sq_psn;
 	uint8_t max_dest_rd_atomic, max_rd_atomic;
+	uint8_t min_rnr_timer;
 	uint8_t port_num;
 	uint8_t peer_gid[16];		/* IPv6, or ::ffff:a.b.c.d */
 	bool peer_ipv4;
@@ -286,6 +290,20 @@ void mwp_qp_to_err(struct mwp_qp *qp);
 uint32_t mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw);
 
 /**
+ * A received SEND with invalidate names rkey (section 4): invalidate it if
+ * it is a VALID Type 2 window bound to qp with that key.  Takes the device
+ * lock (a rare path of the lcore).  No grace period is needed before the
+ * receive completes: a Type 2B window is usable only through its QP, whose
+ * packets only the calling lcore processes, so no other reader can still
+ * use it.
+ *
+ * @return
+ *   0, or -EINVAL (unknown key, wrong key byte, a region, Type 1, FREE,
+ *   or bound to another QP): nothing is invalidated.
+ */
+int mwp_mw_remote_invalidate(struct mwp_qp *qp, uint32_t rkey);
+
+/**
  * Set the requester hook of a QP (tests and, later, the requester): data
  * WQEs leave the ring through it, in order.
  */
@@ -314,6 +332,10 @@ int mwp_qp_tx_complete(struct ibv_qp *qp, enum ibv_wc_status status);
  *   -ENOSPC if the CQ is full (the receive stays posted, the QP goes to
  *   ERR: a CQ overrun).
  */
+int mwp_qp_recv_done(struct mwp_qp *qp, const struct mwp_rwqe *r,
+		     enum ibv_wc_opcode opcode, uint32_t byte_len,
+		     unsigned int wc_flags, uint32_t imm_or_inv,
+		     enum ibv_wc_status status);
 int mwp_qp_recv_complete(struct ibv_qp *qp, enum ibv_wc_opcode opcode,
 			 uint32_t byte_len, unsigned int wc_flags,
 			 uint32_t imm_or_inv, enum ibv_wc_status status,

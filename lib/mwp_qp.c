@@ -59,8 +59,10 @@ mwp_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a)
 	/* Posting may come from several threads; one thread executes. */
 	qp->sq = make_ring("sq", sizeof(struct mwp_wqe), qp->max_send_wr,
 			   d->socket, RING_F_SC_DEQ);
+	/* The responder lcore and the ERR flush may both take receives:
+	 * HTS keeps that safe and allows peeking. */
 	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), qp->max_recv_wr,
-			   d->socket, RING_F_SC_DEQ);
+			   d->socket, RING_F_MC_HTS_DEQ);
 	qp->pend = calloc(qp->max_send_wr, sizeof(*qp->pend));
 	if (qp->sq == NULL || qp->rq == NULL || qp->pend == NULL) {
 		rte_ring_free(qp->sq);
@@ -214,6 +216,8 @@ apply_attrs(struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
 	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
 		qp->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IBV_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = a->min_rnr_timer & 0x1f;
 }
 
 int

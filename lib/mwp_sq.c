@@ -382,6 +382,33 @@ mwp_qp_tx_complete(struct ibv_qp *ibqp, enum ibv_wc_status status)
 	return ret;
 }
 
+/* The completion of a receive already taken from the ring (the responder
+ * holds it while a SEND fills it).  0, or -ENOSPC on a CQ overrun (the QP
+ * goes to ERR). */
+int
+mwp_qp_recv_done(struct mwp_qp *qp, const struct mwp_rwqe *r,
+		 enum ibv_wc_opcode opcode, uint32_t byte_len, unsigned int wc_flags,
+		 uint32_t imm_or_inv, enum ibv_wc_status status)
+{
+	struct ibv_wc wc = {
+		.wr_id = r->wr_id, .status = status, .opcode = opcode,
+		.byte_len = byte_len, .qp_num = qp->ibqp.qp_num,
+		.wc_flags = wc_flags,
+	};
+
+	if (wc_flags & IBV_WC_WITH_INV)
+		wc.invalidated_rkey = imm_or_inv;
+	else if (wc_flags & IBV_WC_WITH_IMM)
+		wc.imm_data = imm_or_inv;
+	if (status != IBV_WC_SUCCESS)
+		mwp_qp_to_err(qp);
+	if (mwp_cq_push(qp->rcq, &wc) != 0) {
+		mwp_qp_to_err(qp);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
 int
 mwp_qp_recv_complete(struct ibv_qp *ibqp, enum ibv_wc_opcode opcode,
 		     uint32_t byte_len, unsigned int wc_flags, uint32_t imm_or_inv,
@@ -389,27 +416,18 @@ mwp_qp_recv_complete(struct ibv_qp *ibqp, enum ibv_wc_opcode opcode,
 {
 	struct mwp_qp *qp = to_mqp(ibqp);
 	struct mwp_rwqe r;
-	struct ibv_wc wc = {
-		.status = status, .opcode = opcode, .byte_len = byte_len,
-		.qp_num = ibqp->qp_num, .wc_flags = wc_flags,
-	};
 
 	if (rte_ring_dequeue_bulk_elem_start(qp->rq, &r, sizeof(r), 1, NULL) != 1)
 		return -ENOENT;
-	wc.wr_id = r.wr_id;
-	if (wc_flags & IBV_WC_WITH_INV)
-		wc.invalidated_rkey = imm_or_inv;
-	else if (wc_flags & IBV_WC_WITH_IMM)
-		wc.imm_data = imm_or_inv;
-	if (mwp_cq_push(qp->rcq, &wc) != 0) {
+	/* keep the receive posted if the CQ cannot take its completion */
+	if (rte_ring_free_count(qp->rcq->ring) == 0) {
 		rte_ring_dequeue_elem_finish(qp->rq, 0);
+		qp->rcq->overruns++;
 		mwp_qp_to_err(qp);
 		return -ENOSPC;
 	}
 	rte_ring_dequeue_elem_finish(qp->rq, 1);
-	if (status != IBV_WC_SUCCESS)
-		mwp_qp_to_err(qp);
 	if (wr_id != NULL)
 		*wr_id = r.wr_id;
-	return 0;
+	return mwp_qp_recv_done(qp, &r, opcode, byte_len, wc_flags, imm_or_inv, status);
 }

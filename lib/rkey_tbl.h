@@ -33,6 +33,7 @@ struct mwp_binding {
 	uint8_t kind;		/**< enum mwp_key_kind */
 	uint8_t zero_based;	/**< addresses are offsets from the start */
 	uint16_t access;	/**< IBV_ACCESS_* granted to remote peers */
+	uint16_t local_access;	/**< MRs: the region's own IBV_ACCESS_* */
 	uint32_t pd;		/**< PD handle */
 	uint32_t qpn;		/**< MWP_KEY_MW2: the QP it is bound to */
 	uint64_t va;		/**< first address peers use (0 if zero_based) */

@@ -14,6 +14,7 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_ip.h>
+#include <rte_ring_elem.h>
 #include <rte_udp.h>
 
 #include "mwp_priv.h"
@@ -240,6 +241,19 @@ queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	return true;
 }
 
+/* RNR NAK: no receive posted; nothing is consumed, the PSN stays. */
+static void
+rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
+{
+	if (qp->ibqp.qp_type == IBV_QPT_RC) {
+		mwp_resp_flush_ack(c, qp);
+		send_aeth(c, qp, psn, ROCE_AETH_RNR_NAK | qp->min_rnr_timer);
+	} else {
+		qp->resp.in_msg = 0;
+		c->st->drop[MWP_DROP_UC_DISCARD]++;
+	}
+}
+
 /* ---- execution ---- */
 
 /* Copy len payload bytes starting at off (may span segments) to dst. */
@@ -363,6 +377,12 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	enum mwp_deny d;
 	uint8_t *host;
 
+	/* WITH_IMMEDIATE consumes a receive: none posted is RNR, before
+	 * any other check (rxe's CHK_RESOURCE) and before any byte moves */
+	if ((p->mask & ROCE_M_IMM) && rte_ring_count(qp->rq) == 0) {
+		rnr(c, qp, p->psn);
+		return;
+	}
 	if (first) {
 		const struct roce_reth *h = mwp_pkt_eh(m, p, ROCE_EH_RETH);
 
@@ -398,7 +418,126 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	r->epsn = (r->epsn + 1) & PSN_MASK;
 	if (last)
 		r->msn = (r->msn + 1) & PSN_MASK;
+	if (p->mask & ROCE_M_IMM) {
+		struct mwp_rwqe rw;
+
+		if (rte_ring_dequeue_elem(qp->rq, &rw, sizeof(rw)) == 0)
+			mwp_qp_recv_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM, r->w_total,
+				IBV_WC_WITH_IMM,
+				((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm,
+				IBV_WC_SUCCESS);
+	}
 	if (qp->ibqp.qp_type == IBV_QPT_RC)
+		owe_ack(c, qp, p->psn);
+}
+
+/* ---- SEND and receives ---- */
+
+/* Scatter a SEND packet's payload into the receive's SGEs, after what
+ * earlier packets placed.  Each SGE must name a region of the QP's PD
+ * with local write, and stay inside it. */
+static bool
+place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	   const struct mwp_pkt *p)
+{
+	struct mwp_resp *r = &qp->resp;
+	uint32_t skip = r->recv_len, done = 0;
+	const uint32_t len = p->payload_len;
+	uint64_t room = 0;
+
+	/* too long for the receive: refuse before placing a byte */
+	for (uint32_t i = 0; i < r->recv.num_sge; i++)
+		room += r->recv.sge[i].length;
+	if ((uint64_t)r->recv_len + len > room)
+		return false;
+	for (uint32_t i = 0; i < r->recv.num_sge && done < len; i++) {
+		const struct ibv_sge *sg = &r->recv.sge[i];
+		const struct mwp_binding *b;
+		uint64_t off;
+		uint32_t n;
+
+		if (skip >= sg->length) {
+			skip -= sg->length;
+			continue;
+		}
+		n = RTE_MIN(sg->length - skip, len - done);
+		b = mwp_keys_lookup(c->port->keys, sg->lkey);
+		if (b == NULL || b->kind != MWP_KEY_MR || b->pd != qp->ibqp.pd->handle ||
+		    !(b->local_access & IBV_ACCESS_LOCAL_WRITE) ||
+		    sg->addr + skip < b->va)
+			return false;
+		off = sg->addr + skip - b->va;
+		if (off > b->length || n > b->length - off)
+			return false;
+		copy_payload(b->host + off, m, p->payload_off + done, n);
+		done += n;
+		skip = 0;
+	}
+	if (done < len)
+		return false;	/* the message is longer than the receive */
+	r->recv_len += len;
+	return true;
+}
+
+static void
+exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	  const struct mwp_pkt *p)
+{
+	struct mwp_resp *r = &qp->resp;
+	const bool rc = qp->ibqp.qp_type == IBV_QPT_RC, last = p->mask & ROCE_M_END;
+	enum ibv_wc_status status = IBV_WC_SUCCESS;
+	unsigned int flags = 0;
+	uint32_t imm_inv = 0;
+
+	if (p->mask & ROCE_M_START) {
+		if (rte_ring_dequeue_elem(qp->rq, &r->recv, sizeof(r->recv)) != 0) {
+			rnr(c, qp, p->psn);
+			return;
+		}
+		r->recv_len = 0;
+	}
+	if (!place_recv(c, qp, m, p)) {
+		/* local length or protection error: the receive completes in
+		 * error and the requester hears an invalid request */
+		r->in_msg = 0;
+		mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0,
+				 IBV_WC_LOC_LEN_ERR);
+		if (rc)
+			nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+		else
+			c->st->drop[MWP_DROP_UC_DISCARD]++;
+		return;
+	}
+	r->in_msg = last ? 0 : ROCE_M_SEND;
+	r->epsn = (r->epsn + 1) & PSN_MASK;
+	if (!last) {
+		if (rc)
+			owe_ack(c, qp, p->psn);
+		return;
+	}
+	if (p->mask & ROCE_M_IMM) {
+		flags = IBV_WC_WITH_IMM;
+		imm_inv = ((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm;
+	} else if (p->mask & ROCE_M_INV) {
+		/* section 4: after placing the data */
+		imm_inv = ieth_rkey(mwp_pkt_eh(m, p, ROCE_EH_IETH));
+		if (mwp_mw_remote_invalidate(qp, imm_inv) == 0) {
+			flags = IBV_WC_WITH_INV;
+			/* later packets of this burst must not use it */
+			if (c->nb_revoked < RTE_DIM(c->revoked))
+				c->revoked[c->nb_revoked] = imm_inv;
+			c->nb_revoked++;
+		} else {
+			status = IBV_WC_REM_INV_REQ_ERR;
+		}
+	}
+	if (status == IBV_WC_SUCCESS)
+		r->msn = (r->msn + 1) & PSN_MASK;
+	mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, flags, imm_inv, status);
+	if (status != IBV_WC_SUCCESS)
+		/* never "success" for a bad invalidation (rxe ACKs it) */
+		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+	else if (rc)
 		owe_ack(c, qp, p->psn);
 }
 
@@ -446,6 +585,21 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 
 /* ---- the per-packet path ---- */
 
+/* A descriptor resolved at the start of the burst, unless its key was
+ * revoked since (rare: look it up again). */
+static inline const struct mwp_binding *
+still_valid(const struct mwp_resp_ctx *c, const struct mwp_binding *b)
+{
+	if (likely(c->nb_revoked == 0) || b == NULL)
+		return b;
+	if (c->nb_revoked > RTE_DIM(c->revoked))
+		return mwp_keys_lookup(c->port->keys, b->rkey);
+	for (unsigned int i = 0; i < c->nb_revoked; i++)
+		if (c->revoked[i] == b->rkey)
+			return NULL;
+	return b;
+}
+
 void
 mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		const struct mwp_pkt *p, const struct mwp_binding *b)
@@ -457,6 +611,7 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 
 	r->st.rx_pkts++;
 	r->st.rx_bytes += rte_pktmbuf_pkt_len(m);
+	b = still_valid(c, b);
 	/* The responder works from RTR on; after a fatal NAK it is silent. */
 	if (unlikely((st != IBV_QPS_RTR && st != IBV_QPS_RTS) || r->err)) {
 		c->st->drop[MWP_DROP_QP_STATE]++;
@@ -535,7 +690,6 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	} else if (p->mask & ROCE_M_ATOMIC) {
 		exec_atomic(c, qp, m, p, b);
 	} else {
-		/* SEND: receive queues are consumed by the next stage */
-		c->st->drop[MWP_DROP_UNSUPPORTED]++;
+		exec_send(c, qp, m, p);
 	}
 }

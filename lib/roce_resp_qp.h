@@ -23,6 +23,10 @@ struct mwp_resp_ctx {
 	uint16_t tx_room;
 	uint16_t nb_dirty;
 	uint64_t gen;			/* this burst's number */
+	/* keys revoked by SEND_WITH_INV during this burst: descriptors
+	 * resolved for the burst before that must not be used */
+	uint16_t nb_revoked;
+	uint32_t revoked[8];
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
 };
 

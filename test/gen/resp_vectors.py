@@ -3,7 +3,11 @@
 mwpath): for each case, the requests (<case>.req.pcap, fed as one burst),
 the answers a conforming responder sends (<case>.resp.pcap, compared byte
 for byte), the region's final bytes (<case>.mem) and the QP's final state
-(<case>.state).
+(<case>.state); where they matter, the receives to post first
+(<case>.recv: "wr_id addr len [addr len]..."), the receive completions
+expected (<case>.cqe: "wr_id status opcode byte_len wc_flags imm_or_inv",
+verbs' numbers) and keys that must be live or dead at the end
+(<case>.keys: "live|dead rkey").
 
 The set-up both sides share (test/unit/test_responder.c builds it):
   port  02:00:00:00:00:01, 192.0.2.1, 2001:db8::1, path MTU 1024
@@ -30,6 +34,11 @@ MW_VA, MW_LEN, MW_RKEY = 0x10100, 3072, 0x80000042
 MTU = 1024
 ACK_SYN = 0x1f
 V6 = dict(ipv6=True, src="2001:db8::2", dst="2001:db8::1")
+# verbs' numbers (infiniband/verbs.h)
+WC_SUCCESS, WC_LOC_LEN_ERR, WC_REM_INV_REQ_ERR = 0, 1, 9
+WC_RECV, WC_RECV_RDMA_WITH_IMM = 128, 129
+WC_WITH_IMM, WC_WITH_INV = 2, 8
+RNR_TIMER = 1          # min_rnr_timer the harness sets
 ANSWER = dict(src="192.0.2.1", dst="192.0.2.2", smac="02:00:00:00:00:01",
               dmac="02:00:00:00:00:02")
 ANSWER6 = dict(ipv6=True, src="2001:db8::1", dst="2001:db8::2",
@@ -190,15 +199,129 @@ def cases():
     return c
 
 
+def send_cases():
+    """SEND and receives: (reqs, resps, mem, state, recvs, cqes, keys)."""
+    c = {}
+    mem = pattern()
+    data = bytes((i * 3 + 1) & 0xff for i in range(100))
+    mem[0x800:0x800 + 100] = data
+    c["rc_send_only"] = ([req(0x04, 0, payload=data, ackreq=True)], [ack(0, 1)], mem,
+                         "RTS", [(7, [(MR_IOVA + 0x800, 256)])],
+                         [(7, WC_SUCCESS, WC_RECV, 100, 0, 0)], [])
+
+    # FIRST/MIDDLE/LAST scattered over two SGEs, [0x100, +1000) and
+    # [0x600, +2000), both inside the region
+    mem = pattern()
+    parts = [bytes([0x11]) * MTU, bytes([0x22]) * MTU, bytes([0x33]) * 10]
+    whole = b"".join(parts)
+    mem[0x100:0x100 + 1000] = whole[:1000]
+    mem[0x600:0x600 + len(whole) - 1000] = whole[1000:]
+    c["rc_send_multi_two_sges"] = (
+        [req(0x00, 0, payload=parts[0]), req(0x01, 1, payload=parts[1]),
+         req(0x02, 2, payload=parts[2], ackreq=True)],
+        [ack(2, 1)], mem, "RTS",
+        [(8, [(MR_IOVA + 0x100, 1000), (MR_IOVA + 0x600, 2000)])],
+        [(8, WC_SUCCESS, WC_RECV, len(whole), 0, 0)], [])
+
+    # no receive posted: RNR NAK, nothing consumed
+    c["rc_send_rnr"] = ([req(0x04, 0, payload=b"hello")],
+                        [ack(0, 0, syn=0x20 | RNR_TIMER)], pattern(), "RTS", [], [], [])
+
+    # SEND with immediate
+    mem = pattern()
+    mem[0x800:0x808] = b"immdata!"
+    c["rc_send_with_imm"] = (
+        [req(0x05, 0, payload=b"immdata!", eh={"immdt": {"imm": 0x12345678}})],
+        [ack(0, 1)], mem, "RTS", [(9, [(MR_IOVA + 0x800, 64)])],
+        [(9, WC_SUCCESS, WC_RECV, 8, WC_WITH_IMM, 0x12345678)], [])
+
+    # WRITE with immediate consumes a receive (with no SGE)
+    mem = pattern()
+    mem[0x40:0x60] = bytes([0x5a]) * 32
+    c["rc_write_with_imm"] = (
+        [req(0x0b, 0, payload=bytes([0x5a]) * 32,
+             eh={"reth": {"va": MR_IOVA + 0x40, "rkey": MR_RKEY, "dmalen": 32},
+                 "immdt": {"imm": 0xcafe}})],
+        [ack(0, 1)], mem, "RTS", [(10, [])],
+        [(10, WC_SUCCESS, WC_RECV_RDMA_WITH_IMM, 32, WC_WITH_IMM, 0xcafe)], [])
+    c["rc_write_with_imm_rnr"] = (
+        [req(0x0b, 0, payload=bytes(32),
+             eh={"reth": {"va": MR_IOVA + 0x40, "rkey": MR_RKEY, "dmalen": 32},
+                 "immdt": {"imm": 1}})],
+        [ack(0, 0, syn=0x20 | RNR_TIMER)], pattern(), "RTS", [], [], [])
+
+    # section 4: SEND_WITH_INV of the window bound to this QP; the key
+    # stops working at once (the next packet of the burst is refused)
+    mem = pattern()
+    mem[0x800:0x808] = b"inv-data"
+    c["rc_send_with_inv"] = (
+        [req(0x17, 0, payload=b"inv-data", eh={"ieth": {"rkey": MW_RKEY}}),
+         write(0x0a, 1, MW_VA, MW_RKEY, b"late")],
+        [ack(0, 1), ack(1, 1, syn=0x62)], mem, "ERR",
+        [(11, [(MR_IOVA + 0x800, 64)])],
+        [(11, WC_SUCCESS, WC_RECV, 8, WC_WITH_INV, MW_RKEY)], [("dead", MW_RKEY)])
+
+    # a bad key byte, or a region's key: REM_INV_REQ_ERR, NAK 0x61 (never
+    # success: rxe ACKs it), nothing invalidated
+    for name, key in (("rc_send_with_inv_wrong_key", MW_RKEY ^ 1),
+                      ("rc_send_with_inv_region_key", MR_RKEY)):
+        mem = pattern()
+        mem[0x800:0x804] = b"data"
+        c[name] = ([req(0x17, 0, payload=b"data", eh={"ieth": {"rkey": key}})],
+                   [ack(0, 0, syn=0x61)], mem, "ERR", [(12, [(MR_IOVA + 0x800, 64)])],
+                   [(12, WC_REM_INV_REQ_ERR, WC_RECV, 4, 0, 0)],
+                   [("live", MW_RKEY), ("live", MR_RKEY)])
+
+    # with no receive posted: RNR NAK and nothing is invalidated
+    c["rc_send_with_inv_rnr"] = (
+        [req(0x17, 0, payload=b"data", eh={"ieth": {"rkey": MW_RKEY}})],
+        [ack(0, 0, syn=0x20 | RNR_TIMER)], pattern(), "RTS", [], [],
+        [("live", MW_RKEY)])
+
+    # longer than the receive: LOC_LEN_ERR, NAK 0x61, no byte placed
+    c["rc_send_too_long"] = ([req(0x04, 0, payload=bytes(32))], [ack(0, 0, syn=0x61)],
+                             pattern(), "ERR", [(13, [(MR_IOVA + 0x800, 16)])],
+                             [(13, WC_LOC_LEN_ERR, WC_RECV, 0, 0, 0)], [])
+
+    # an SGE reaching past its region: refused like a too-long message
+    c["rc_send_sge_outside_region"] = (
+        [req(0x04, 0, payload=bytes(64))], [ack(0, 0, syn=0x61)], pattern(), "ERR",
+        [(15, [(MR_IOVA + 0xfe0, 64)])], [(15, WC_LOC_LEN_ERR, WC_RECV, 0, 0, 0)], [])
+
+    # UC SEND: placed and completed, no answer
+    mem = pattern()
+    mem[0x800:0x806] = b"uc-snd"
+    c["uc_send_only"] = ([req(0x24, 0, payload=b"uc-snd")], [], mem, "RTS",
+                         [(14, [(MR_IOVA + 0x800, 64)])],
+                         [(14, WC_SUCCESS, WC_RECV, 6, 0, 0)], [])
+    return c
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
+    for name, (reqs, resps, mem, state, recvs, cqes, keys) in send_cases().items():
+        with open(os.path.join(out, name + ".recv"), "w") as f:
+            for wr_id, sges in recvs:
+                f.write(" ".join([str(wr_id), str(len(sges))] +
+                                 ["%d %d" % s for s in sges]) + "\n")
+        with open(os.path.join(out, name + ".cqe"), "w") as f:
+            for e in cqes:
+                f.write(" ".join(str(x) for x in e) + "\n")
+        with open(os.path.join(out, name + ".keys"), "w") as f:
+            for what, key in keys:
+                f.write("%s %d\n" % (what, key))
+        write_case(out, name, reqs, resps, mem, state)
     for name, (reqs, resps, mem, state) in cases().items():
-        roce.write_pcap(os.path.join(out, name + ".req.pcap"), reqs)
-        roce.write_pcap(os.path.join(out, name + ".resp.pcap"), resps)
-        with open(os.path.join(out, name + ".mem"), "wb") as f:
-            f.write(bytes(mem))
-        with open(os.path.join(out, name + ".state"), "w") as f:
-            f.write(state + "\n")
+        write_case(out, name, reqs, resps, mem, state)
+
+
+def write_case(out, name, reqs, resps, mem, state):
+    roce.write_pcap(os.path.join(out, name + ".req.pcap"), reqs)
+    roce.write_pcap(os.path.join(out, name + ".resp.pcap"), resps)
+    with open(os.path.join(out, name + ".mem"), "wb") as f:
+        f.write(bytes(mem))
+    with open(os.path.join(out, name + ".state"), "w") as f:
+        f.write(state + "\n")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ setup_case(enum ibv_qp_type type)
 	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true };
 	struct ibv_qp_init_attr ia = { .qp_type = type,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
-			 .max_recv_sge = 1 } };
+			 .max_recv_sge = 2 } };
 	struct ibv_mw *mw;
 	struct ibv_wc wc;
 
@@ -80,6 +80,86 @@ load(const char *name, const char *ext, struct rte_mbuf **out, unsigned int max)
 	return n;
 }
 
+static FILE *
+open_opt(const char *name, const char *ext)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s.%s", getenv("RESP_VECTORS"), name, ext);
+	return fopen(path, "r");	/* NULL: the case has none */
+}
+
+/* Post the receives the case lists. */
+static void
+post_recvs(const char *name)
+{
+	FILE *f = open_opt(name, "recv");
+	unsigned long long wr_id;
+	unsigned int n;
+
+	if (f == NULL)
+		return;
+	while (fscanf(f, "%llu %u", &wr_id, &n) == 2) {
+		struct ibv_sge sge[2];
+		struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = (int)n };
+		struct ibv_recv_wr *bad;
+
+		cr_assert_leq(n, 2);
+		for (unsigned int i = 0; i < n; i++) {
+			unsigned long long a, l;
+
+			cr_assert_eq(fscanf(f, "%llu %llu", &a, &l), 2);
+			sge[i].addr = a;
+			sge[i].length = (uint32_t)l;
+			sge[i].lkey = rmr->lkey;
+		}
+		cr_assert_eq(ibv_post_recv(rqp, &wr, &bad), 0);
+	}
+	fclose(f);
+}
+
+/* The receive completions and key states the case expects. */
+static void
+check_cqes_and_keys(const char *name)
+{
+	FILE *f = open_opt(name, "cqe");
+	unsigned long long wr_id, imm;
+	unsigned int status, opcode, len, flags;
+	struct ibv_wc wc;
+	char what[8];
+	unsigned int key;
+
+	if (f != NULL) {
+		while (fscanf(f, "%llu %u %u %u %u %llu", &wr_id, &status, &opcode, &len,
+			      &flags, &imm) == 6) {
+			cr_assert_eq(ibv_poll_cq(cq, 1, &wc), 1, "%s: no completion for %llu",
+				     name, wr_id);
+			cr_expect_eq(wc.wr_id, wr_id, "%s: wr_id", name);
+			cr_expect_eq(wc.status, status, "%s: status %s", name,
+				     ibv_wc_status_str(wc.status));
+			cr_expect_eq(wc.qp_num, rqp->qp_num);
+			if (status != IBV_WC_SUCCESS && status != IBV_WC_REM_INV_REQ_ERR)
+				continue;	/* verbs: other fields undefined */
+			cr_expect_eq(wc.opcode, opcode, "%s: opcode %d", name, wc.opcode);
+			cr_expect_eq(wc.byte_len, len, "%s: byte_len %u", name, wc.byte_len);
+			cr_expect_eq(wc.wc_flags, flags, "%s: wc_flags %u", name, wc.wc_flags);
+			if (flags & IBV_WC_WITH_IMM)
+				cr_expect_eq(wc.imm_data, htonl((uint32_t)imm), "%s: imm", name);
+			if (flags & IBV_WC_WITH_INV)
+				cr_expect_eq(wc.invalidated_rkey, imm, "%s: rkey", name);
+		}
+		fclose(f);
+	}
+	cr_expect_eq(ibv_poll_cq(cq, 1, &wc), 0, "%s: an unexpected completion", name);
+	f = open_opt(name, "keys");
+	if (f == NULL)
+		return;
+	while (fscanf(f, "%7s %u", what, &key) == 2)
+		cr_expect_eq(resolve(key) != NULL, strcmp(what, "live") == 0,
+			     "%s: key %#x should be %s", name, key, what);
+	fclose(f);
+}
+
 static void
 run_case(const char *name, enum ibv_qp_type type)
 {
@@ -93,6 +173,7 @@ run_case(const char *name, enum ibv_qp_type type)
 	setup_case(type);
 	const unsigned int pool_before = rte_mempool_avail_count(test_mp);
 
+	post_recvs(name);
 	nreq = load(name, "req.pcap", req, 64);
 	nwant = load(name, "resp.pcap", want, 64);
 	ngot = mwp_resp_burst(port, req, (uint16_t)nreq, got, 64, &st);
@@ -130,6 +211,7 @@ run_case(const char *name, enum ibv_qp_type type)
 	cr_expect_eq(rqp->state, strcmp(state, "ERR") == 0 ? IBV_QPS_ERR : IBV_QPS_RTS,
 		     "%s: QP state %d, want %s", name, rqp->state, state);
 	cr_expect_eq(st.rx_pkts, nreq);
+	check_cqes_and_keys(name);
 	for (unsigned int i = 0; i < ngot; i++)
 		rte_pktmbuf_free(got[i]);
 	for (unsigned int i = 0; i < nwant; i++)
@@ -162,3 +244,16 @@ CASE(rc_dma_too_long)
 CASE(rc_unaligned_atomic)
 CASE(rc_middle_without_first)
 UC_CASE(uc_write_then_bad_key)
+CASE(rc_send_only)
+CASE(rc_send_multi_two_sges)
+CASE(rc_send_rnr)
+CASE(rc_send_with_imm)
+CASE(rc_write_with_imm)
+CASE(rc_write_with_imm_rnr)
+CASE(rc_send_with_inv)
+CASE(rc_send_with_inv_wrong_key)
+CASE(rc_send_with_inv_region_key)
+CASE(rc_send_with_inv_rnr)
+CASE(rc_send_too_long)
+CASE(rc_send_sge_outside_region)
+UC_CASE(uc_send_only)
