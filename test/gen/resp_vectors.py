@@ -17,6 +17,15 @@ The set-up both sides share (test/unit/test_responder.c builds it):
   MR    iova 0x10000, 4096 bytes, byte i = i & 0xff, rkey 0x00000100
   MW    Type 2 on QP 0x11, [0x10100, 0x10100 + 3072), read/write/atomic,
         rkey 0x80000042
+  and, made in this order after those:
+  MR2   in a second PD, iova 0x20000, 4096 bytes, rkey 0x00000200
+  QP2   0x12 (RC), with a Type 2 window [0x10000, +256), read/write,
+        rkey 0x80000177
+  MW_RO Type 2 on QP 0x11, [0x10000, +256), read only, rkey 0x80000255
+  MW1   Type 1, [0x10000, +4096), read/write, rkey 0x80000301
+A case may have <case>.opts: "access N" (QP access flags), "txroom N"
+(answers that fit the first burst), "split K RKEY" (after K requests,
+LOCAL_INV RKEY on QP 0x11 runs to completion, then the rest follow).
 
 Answers mirror the request: addresses swapped, the request's UDP source
 port, TTL 64, DF, IP id 0, UDP checksum 0, AETH syndrome 0x1f for ACKs.
@@ -31,6 +40,7 @@ import roce
 QPN, PEER_QPN = 0x11, 0x99
 MR_IOVA, MR_LEN, MR_RKEY = 0x10000, 4096, 0x00000100
 MW_VA, MW_LEN, MW_RKEY = 0x10100, 3072, 0x80000042
+MR2_RKEY, OTHER_QP_RKEY, RO_RKEY, MW1_RKEY = 0x200, 0x80000177, 0x80000255, 0x80000301
 MTU = 1024
 ACK_SYN = 0x1f
 V6 = dict(ipv6=True, src="2001:db8::2", dst="2001:db8::1")
@@ -297,8 +307,97 @@ def send_cases():
     return c
 
 
+def row_cases():
+    """Section 3 and 4 rows and invalidations between packets:
+    (reqs, resps, mem, state, recvs, cqes, keys, opts)."""
+    c = {}
+
+    def nak(psn, syn, msn=0):
+        return ack(psn, msn, syn=syn)
+
+    c["rc_qp_access_flags_first"] = ([atomic(0x14, 0, MR_IOVA, MR_RKEY, 1)],
+                                     [nak(0, 0x61)], pattern(), "ERR", [], [], [],
+                                     ["access 6"])      # remote read + write
+    c["rc_unknown_key"] = ([write(0x0a, 0, MR_IOVA, 0x00123400, b"zz")],
+                           [nak(0, 0x62)], pattern(), "ERR", [], [], [], [])
+    c["rc_pd_mismatch"] = ([write(0x0a, 0, 0x20000, MR2_RKEY, b"zz")],
+                           [nak(0, 0x62)], pattern(), "ERR", [], [], [], [])
+    c["rc_window_of_another_qp"] = ([write(0x0a, 0, MR_IOVA, OTHER_QP_RKEY, b"zz")],
+                                    [nak(0, 0x62)], pattern(), "ERR", [], [], [], [])
+    c["rc_access_not_granted_by_window"] = (
+        [write(0x0a, 0, MR_IOVA, RO_RKEY, b"zz")], [nak(0, 0x62)], pattern(), "ERR",
+        [], [], [], [])
+    mem = pattern()
+    c["rc_read_through_read_only_window"] = (
+        [req(0x0c, 0, eh={"reth": {"va": MR_IOVA + 16, "rkey": RO_RKEY, "dmalen": 16}})],
+        [read_resp(0x10, 0, 1, mem[16:32])], mem, "RTS", [], [], [], [])
+    mem = pattern()
+    mem[0xf00:0xf04] = b"typ1"
+    c["rc_write_through_type1_window"] = (
+        [write(0x0a, 0, MR_IOVA + 0xf00, MW1_RKEY, b"typ1", ackreq=True)],
+        [ack(0, 1)], mem, "RTS", [], [], [], [])
+    c["rc_zero_length_write_bogus_key"] = (
+        [write(0x0a, 0, 0xffffffffffffff00, 0xdeadbeef, b"", ackreq=True)],
+        [ack(0, 1)], pattern(), "RTS", [], [], [], [])
+    c["rc_write_length_disagrees"] = (
+        [write(0x0a, 0, MR_IOVA, MR_RKEY, bytes(32), dmalen=64)],
+        [nak(0, 0x61)], pattern(), "ERR", [], [], [], [])
+    mem = pattern()
+    edge = MW_VA + MW_LEN - 8
+    o = u64(mem, edge - MR_IOVA)
+    struct.pack_into("<Q", mem, edge - MR_IOVA, o + 3)
+    c["rc_atomic_on_the_window_last_word"] = (
+        [atomic(0x14, 0, edge, MW_RKEY, 3)], [atomic_ack(0, 1, o)], mem, "RTS",
+        [], [], [], [])
+    c["rc_atomic_just_past_the_window"] = (
+        [atomic(0x13, 0, edge + 8, MW_RKEY, 1, 0)], [nak(0, 0x62)], pattern(), "ERR",
+        [], [], [], [])
+    for name, key in (("rc_send_with_inv_window_of_another_qp", OTHER_QP_RKEY),
+                      ("rc_send_with_inv_type1_window", MW1_RKEY)):
+        mem = pattern()
+        mem[0x800:0x804] = b"data"
+        c[name] = ([req(0x17, 0, payload=b"data", eh={"ieth": {"rkey": key}})],
+                   [nak(0, 0x61)], mem, "ERR", [(16, [(MR_IOVA + 0x800, 64)])],
+                   [(16, WC_REM_INV_REQ_ERR, WC_RECV, 4, 0, 0)], [("live", key)], [])
+
+    # a WRITE stream invalidated between its FIRST and its MIDDLE: what
+    # came before landed, the rest is refused
+    mem = pattern()
+    first = bytes([0xe1]) * MTU
+    mem[MW_VA - MR_IOVA:MW_VA - MR_IOVA + MTU] = first
+    c["rc_write_invalidated_between_packets"] = (
+        [write(0x06, 0, MW_VA, MW_RKEY, first, dmalen=2 * MTU),
+         write(0x08, 1, 0, 0, bytes([0xe2]) * MTU)],
+        [ack(0, 0), nak(1, 0x62)], mem, "ERR", [], [], [("dead", MW_RKEY)],
+        ["split 1 %d" % MW_RKEY])
+
+    # a READ invalidated after its first response: each response
+    # re-validates the key, so the rest is refused (section 3 step 8)
+    mem = pattern()
+    c["rc_read_invalidated_between_responses"] = (
+        [req(0x0c, 0, eh={"reth": {"va": MW_VA, "rkey": MW_RKEY, "dmalen": 3000}})],
+        [read_resp(0x0d, 0, 1, mem[MW_VA - MR_IOVA:MW_VA - MR_IOVA + MTU]),
+         nak(1, 0x62, msn=1)], mem, "ERR", [], [], [("dead", MW_RKEY)],
+        ["txroom 1", "split 1 %d" % MW_RKEY])
+    return c
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
+    for name, (reqs, resps, mem, state, recvs, cqes, keys, opts) in row_cases().items():
+        with open(os.path.join(out, name + ".opts"), "w") as f:
+            f.write("".join(o + "\n" for o in opts))
+        with open(os.path.join(out, name + ".cqe"), "w") as f:
+            for e in cqes:
+                f.write(" ".join(str(x) for x in e) + "\n")
+        with open(os.path.join(out, name + ".keys"), "w") as f:
+            for what, key in keys:
+                f.write("%s %d\n" % (what, key))
+        with open(os.path.join(out, name + ".recv"), "w") as f:
+            for wr_id, sges in recvs:
+                f.write(" ".join([str(wr_id), str(len(sges))] +
+                                 ["%d %d" % s for s in sges]) + "\n")
+        write_case(out, name, reqs, resps, mem, state)
     for name, (reqs, resps, mem, state, recvs, cqes, keys) in send_cases().items():
         with open(os.path.join(out, name + ".recv"), "w") as f:
             for wr_id, sges in recvs:

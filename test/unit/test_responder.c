@@ -15,19 +15,69 @@
 #define MW_LEN 3072
 
 static struct mwp_port *port;
-static struct ibv_qp *rqp;
-static struct ibv_mr *rmr;
-static uint8_t *mem;
+static struct ibv_qp *rqp, *rqp2;
+static struct ibv_mr *rmr, *rmr2;
+static uint8_t *mem, *mem2;
+
+/* What a case's .opts file asks for. */
+struct case_opts {
+	int access;		/* QP access flags, or -1 */
+	unsigned int txroom;	/* answers the first burst may send */
+	unsigned int split;	/* requests before the LOCAL_INV, 0: none */
+	uint32_t split_rkey;
+};
 
 static void
-setup_case(enum ibv_qp_type type)
+read_opts(const char *name, struct case_opts *o)
+{
+	char path[512], word[16];
+	unsigned long v, k;
+	FILE *f;
+
+	o->access = -1;
+	o->txroom = 64;
+	o->split = 0;
+	o->split_rkey = 0;
+	snprintf(path, sizeof(path), "%s/%s.opts", getenv("RESP_VECTORS"), name);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return;
+	while (fscanf(f, "%15s %lu", word, &v) == 2) {
+		if (strcmp(word, "access") == 0) {
+			o->access = (int)v;
+		} else if (strcmp(word, "txroom") == 0) {
+			o->txroom = (unsigned int)v;
+		} else if (strcmp(word, "split") == 0) {
+			cr_assert_eq(fscanf(f, "%lu", &k), 1);
+			o->split = (unsigned int)v;
+			o->split_rkey = (uint32_t)k;
+		}
+	}
+	fclose(f);
+}
+
+/* Poll the device until the CQ yields one completion. */
+static void
+wait_wc(uint64_t wr_id)
+{
+	struct ibv_wc wc;
+	int i;
+
+	for (i = 0; i < 1000 && ibv_poll_cq(cq, 1, &wc) == 0; i++)
+		mwp_poll(ctx);
+	cr_assert_lt(i, 1000, "no completion");
+	cr_assert_eq(wc.wr_id, wr_id);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS, "%s", ibv_wc_status_str(wc.status));
+}
+
+static void
+setup_case(enum ibv_qp_type type, const struct case_opts *o)
 {
 	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true };
 	struct ibv_qp_init_attr ia = { .qp_type = type,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
 			 .max_recv_sge = 2 } };
-	struct ibv_mw *mw;
-	struct ibv_wc wc;
+	struct ibv_mw *mw, *mw_other, *mw_ro, *mw1;
 
 	test_eal_init();
 	ctx = mwp_open_device(NULL);
@@ -45,9 +95,39 @@ setup_case(enum ibv_qp_type type)
 	qp = rqp;
 	mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 	cr_assert_eq(post_bind2(rqp, mw, rmr, MW_VA, MW_LEN, REMOTE_ALL, 0x42, 1), 0);
-	for (int i = 0; i < 100 && ibv_poll_cq(cq, 1, &wc) == 0; i++)
-		mwp_poll(ctx);
+	wait_wc(1);
 	cr_assert_eq(mw->rkey, 0x80000042, "the script's window key");
+
+	/* the further objects of the script's set-up, in its order */
+	pd2 = mwp_alloc_pd(ctx);
+	mem2 = aligned_alloc(64, 4096);
+	memset(mem2, 0, 4096);
+	rmr2 = mwp_reg_mr_iova(pd2, mem2, 4096, 0x20000, ALL_ACCESS);
+	cr_assert_eq(rmr2->rkey, 0x200);
+	ia.qp_type = IBV_QPT_RC;
+	rqp2 = make_qp_ia(pd, &ia, true);
+	cr_assert_eq(rqp2->qp_num, 0x12);
+	mw_other = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	cr_assert_eq(post_bind2(rqp2, mw_other, rmr, MR_IOVA, 256,
+				IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, 0x77, 2), 0);
+	wait_wc(2);
+	cr_assert_eq(mw_other->rkey, 0x80000177);
+	mw_ro = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	cr_assert_eq(post_bind2(rqp, mw_ro, rmr, MR_IOVA, 256, IBV_ACCESS_REMOTE_READ,
+				0x55, 3), 0);
+	wait_wc(3);
+	cr_assert_eq(mw_ro->rkey, 0x80000255);
+	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	cr_assert_eq(bind1(rqp, mw1, rmr, MR_IOVA, 4096,
+			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE, 4), 0);
+	wait_wc(4);
+	cr_assert_eq(mw1->rkey, 0x80000301);
+	if (o->access >= 0) {
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS,
+					 .qp_access_flags = (unsigned int)o->access };
+
+		cr_assert_eq(mwp_modify_qp(rqp, &a, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS), 0);
+	}
 
 	rte_ether_unformat_addr("02:00:00:00:00:01", &pc.mac);
 	inet_pton(AF_INET, "192.0.2.1", &pc.ipv4);
@@ -165,18 +245,28 @@ run_case(const char *name, enum ibv_qp_type type)
 {
 	struct rte_mbuf *req[64], *want[64], *got[64];
 	struct mwp_stats st = { 0 };
-	unsigned int nreq, nwant, ngot;
+	unsigned int nreq, nwant, ngot, first;
 	char path[512], state[16] = "";
 	uint8_t expect_mem[4096];
+	struct case_opts o;
 	FILE *f;
 
-	setup_case(type);
+	read_opts(name, &o);
+	setup_case(type, &o);
 	const unsigned int pool_before = rte_mempool_avail_count(test_mp);
 
 	post_recvs(name);
 	nreq = load(name, "req.pcap", req, 64);
 	nwant = load(name, "resp.pcap", want, 64);
-	ngot = mwp_resp_burst(port, req, (uint16_t)nreq, got, 64, &st);
+	/* one burst, or two with a LOCAL_INV run to completion between */
+	first = o.split != 0 ? o.split : nreq;
+	ngot = mwp_resp_burst(port, req, (uint16_t)first, got, (uint16_t)o.txroom, &st);
+	if (o.split != 0) {
+		cr_assert_eq(post_local_inv(rqp, o.split_rkey, 99, true), 0);
+		wait_wc(99);
+		ngot += mwp_resp_burst(port, req + first, (uint16_t)(nreq - first),
+				       got + ngot, (uint16_t)(64 - ngot), &st);
+	}
 	ngot += mwp_resp_poll(port, got + ngot, (uint16_t)(64 - ngot), &st);
 
 	cr_expect_eq(ngot, nwant, "%s: %u answers, want %u", name, ngot, nwant);
@@ -221,6 +311,7 @@ run_case(const char *name, enum ibv_qp_type type)
 	mwp_port_free(port);
 	mwp_close_device(ctx);
 	free(mem);
+	free(mem2);
 }
 
 TestSuite(responder, .timeout = 60);
@@ -256,4 +347,19 @@ CASE(rc_send_with_inv_region_key)
 CASE(rc_send_with_inv_rnr)
 CASE(rc_send_too_long)
 CASE(rc_send_sge_outside_region)
+CASE(rc_qp_access_flags_first)
+CASE(rc_unknown_key)
+CASE(rc_pd_mismatch)
+CASE(rc_window_of_another_qp)
+CASE(rc_access_not_granted_by_window)
+CASE(rc_read_through_read_only_window)
+CASE(rc_write_through_type1_window)
+CASE(rc_zero_length_write_bogus_key)
+CASE(rc_write_length_disagrees)
+CASE(rc_atomic_on_the_window_last_word)
+CASE(rc_atomic_just_past_the_window)
+CASE(rc_send_with_inv_window_of_another_qp)
+CASE(rc_send_with_inv_type1_window)
+CASE(rc_write_invalidated_between_packets)
+CASE(rc_read_invalidated_between_responses)
 UC_CASE(uc_send_only)
