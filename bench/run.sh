@@ -16,3 +16,4 @@ ninja -C "$build" >/dev/null
 echo "# $(date -u +%F) $(uname -m) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 "$build/bench/bench_wire" 2>/dev/null
 "$build/bench/bench_keys"
+"$build/bench/bench_resp"

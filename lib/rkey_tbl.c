@@ -33,6 +33,19 @@ struct mwp_key_table {
 	uint32_t live;
 };
 
+/* rte_hash compares keys of other than 16..128 bytes with memcmp through
+ * a function pointer; an R_Key is one 32-bit word. */
+static int
+rkey_cmp(const void *a, const void *b, size_t len)
+{
+	uint32_t x, y;
+
+	RTE_SET_USED(len);
+	memcpy(&x, a, sizeof(x));
+	memcpy(&y, b, sizeof(y));
+	return x != y;
+}
+
 /* Called by the hash's RCU defer queue once no reader can hold b. */
 static void
 free_binding(void *p, void *key_data)
@@ -76,6 +89,7 @@ mwp_keys_create(const char *name, uint32_t max_keys, struct rte_rcu_qsbr *rcu,
 		rte_free(t);
 		return NULL;
 	}
+	rte_hash_set_cmp_func(t->h, rkey_cmp);
 	rc.key_data_ptr = t;
 	if (rte_hash_rcu_qsbr_add(t->h, &rc) != 0) {
 		rte_hash_free(t->h);

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * bench_resp: the responder's packet rate on one lcore, without an ethdev.
+ *
+ * Pre-built RoCEv2 requests (valid ICRCs) go through mwp_resp_burst in
+ * bursts of 32: parse, ICRC verify, QP lookup, PSN and opcode checks, one
+ * bulk R_Key lookup per burst, the access decision, execution on local
+ * memory, and the answers (one coalesced ACK per burst for WRITEs; a READ
+ * response or ATOMIC ACK per request), which are then freed as a tx burst
+ * would.  Each request names a random key among the live ones, so the key
+ * table is exercised at its size.
+ *
+ * Workloads: 64-byte RDMA WRITE ONLY, 8-byte RDMA READ, FETCH_ADD (RC),
+ * and 64-byte WRITEs of which 10% name unknown keys on a UC QP (on RC a
+ * denial NAKs 0x62 and stops the responder, so the rest of the burst would
+ * be dropped cheaply; on UC the denied packet is dropped and the others
+ * are executed).
+ * The same 32 mbufs are fed again and again (reference count raised) and
+ * the QP's expected PSN is reset before each burst, so every pass does the
+ * full work and none is taken for a duplicate.
+ *
+ * Figures: medians of RUNS runs.  Usage: bench_resp [--quick]
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_mbuf.h>
+
+#include "bench_util.h"
+#include "mwp_priv.h"
+#include "mwpath.h"
+
+#define RUNS 5
+#define BURST 32
+#define BUF_LEN (1 << 20)
+
+static bool quick;
+
+enum workload { WRITE64, READ8, FETCH_ADD, MIX_DENIED, W__MAX };
+
+static const char *const wl_name[W__MAX] = {
+	[WRITE64] = "64 B WRITE ONLY",
+	[READ8] = "8 B READ",
+	[FETCH_ADD] = "FETCH_ADD",
+	[MIX_DENIED] = "WRITE, 10% denied keys",
+};
+
+struct setup {
+	struct ibv_context *ctx;
+	struct ibv_qp *qp, *uc;
+	struct mwp_port *port;
+	struct rte_mempool *mp;
+	uint32_t *keys;
+	uint32_t nkeys;
+	uint8_t *buf;
+};
+
+static struct ibv_qp *
+rts_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq,
+		.qp_type = type, .cap = { .max_send_wr = 16, .max_recv_wr = 16 } };
+	struct ibv_qp *qp = mwp_create_qp(pd, &ia);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			(type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ |
+			 IBV_ACCESS_REMOTE_ATOMIC : 0) };
+
+	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		      IBV_QP_ACCESS_FLAGS);
+	a.qp_state = IBV_QPS_RTR;
+	a.ah_attr.is_global = 1;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = 0x99;
+	a.max_dest_rd_atomic = 16;
+	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+		      IBV_QP_MIN_RNR_TIMER);
+	a.qp_state = IBV_QPS_RTS;
+	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+		      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return qp;
+}
+
+static void
+make_setup(struct setup *s, uint32_t nkeys)
+{
+	struct mwp_device_attr da = { .max_keys = nkeys + 16, .socket = SOCKET_ID_ANY };
+	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true };
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	memset(s, 0, sizeof(*s));
+	s->ctx = mwp_open_device(&da);
+	pd = mwp_alloc_pd(s->ctx);
+	cq = mwp_create_cq(s->ctx, 64);
+	s->buf = aligned_alloc(4096, BUF_LEN);
+	memset(s->buf, 0, BUF_LEN);
+	s->keys = malloc(sizeof(*s->keys) * nkeys);
+	/* nkeys live keys, all naming the same buffer */
+	for (uint32_t i = 0; i < nkeys; i++) {
+		struct ibv_mr *mr = mwp_reg_mr_iova(pd, s->buf, BUF_LEN, 0x100000000ull,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+
+		if (mr == NULL) {
+			fprintf(stderr, "bench_resp: registering key %u failed\n", i);
+			exit(1);
+		}
+		s->keys[i] = mr->rkey;
+	}
+	s->nkeys = nkeys;
+	s->qp = rts_qp(pd, cq, IBV_QPT_RC);
+	s->uc = rts_qp(pd, cq, IBV_QPT_UC);
+	rte_ether_unformat_addr("02:00:00:00:00:01", &pc.mac);
+	inet_pton(AF_INET, "192.0.2.1", &pc.ipv4);
+	s->port = mwp_port_create(&pc, 0, SOCKET_ID_ANY);
+	s->mp = rte_pktmbuf_pool_create("bench_resp", 4095, 256, 0,
+					RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	mwp_port_set_mempool(s->port, s->mp);
+	mwp_port_attach_qp(s->port, s->qp);
+	mwp_port_attach_qp(s->port, s->uc);
+}
+
+static void
+free_setup(struct setup *s)
+{
+	mwp_port_free(s->port);
+	mwp_close_device(s->ctx);
+	rte_mempool_free(s->mp);
+	free(s->keys);
+	free(s->buf);
+}
+
+static void
+make_burst(struct setup *s, enum workload w, struct rte_mbuf **pk)
+{
+	struct mwp_flow f = { .sport = 49152 };
+	static uint8_t payload[64];
+
+	rte_ether_unformat_addr("02:00:00:00:00:02", &f.smac);
+	rte_ether_unformat_addr("02:00:00:00:00:01", &f.dmac);
+	inet_pton(AF_INET, "192.0.2.2", &f.sip4);
+	inet_pton(AF_INET, "192.0.2.1", &f.dip4);
+	for (int i = 0; i < BURST; i++) {
+		uint32_t key = s->keys[(uint32_t)rand() % s->nkeys];
+		uint64_t va = 0x100000000ull + (uint64_t)(rand() % (BUF_LEN / 64)) * 64;
+		struct mwp_hdrs h = { .dqpn = s->qp->qp_num, .psn = (uint32_t)i };
+		uint32_t len = 0;
+
+		switch (w) {
+		case WRITE64:
+			h.opcode = ROCE_OP_RC_RDMA_WRITE_ONLY;
+			h.reth.va = va;
+			h.reth.rkey = key;
+			h.reth.dmalen = len = 64;
+			h.ackreq = i == BURST - 1;
+			break;
+		case MIX_DENIED:
+			h.opcode = ROCE_OP_UC_RDMA_WRITE_ONLY;
+			h.dqpn = s->uc->qp_num;
+			h.reth.va = va;
+			h.reth.rkey = rand() % 10 == 0 ? 0x7f000001 : key;	/* unknown */
+			h.reth.dmalen = len = 64;
+			break;
+		case READ8:
+			h.opcode = ROCE_OP_RC_RDMA_READ_REQUEST;
+			h.reth.va = va;
+			h.reth.rkey = key;
+			h.reth.dmalen = 8;
+			break;
+		default:
+			h.opcode = ROCE_OP_RC_FETCH_ADD;
+			h.atmeth.va = va;
+			h.atmeth.rkey = key;
+			h.atmeth.swap_add = 1;
+			break;
+		}
+		pk[i] = rte_pktmbuf_alloc(s->mp);
+		if (pk[i] == NULL || mwp_build(pk[i], &f, &h, payload, len, NULL) != 0) {
+			fprintf(stderr, "bench_resp: building requests failed\n");
+			exit(1);
+		}
+	}
+}
+
+static double
+run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied)
+{
+	struct mwp_qp *uc = to_mqp(s->uc);
+	const uint32_t bursts = quick ? 2000 : 200000;
+	struct rte_mbuf *pk[BURST], *tx[64];
+	struct mwp_stats st = { 0 };
+	struct mwp_qp *qp = to_mqp(s->qp);
+	double r[RUNS];
+
+	make_burst(s, w, pk);
+	for (int k = 0; k < RUNS; k++) {
+		double t0 = now_ns();
+
+		for (uint32_t b = 0; b < bursts; b++) {
+			uint16_t n;
+
+			for (int i = 0; i < BURST; i++)
+				rte_mbuf_refcnt_update(pk[i], 1);
+			qp->resp.epsn = 0;
+			uc->resp.epsn = 0;
+			n = mwp_resp_burst(s->port, pk, BURST, tx, 64, &st);
+			rte_pktmbuf_free_bulk(tx, n);
+			*answers += n;
+		}
+		r[k] = (now_ns() - t0) / ((double)bursts * BURST);
+	}
+	*denied = 0;
+	for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
+		*denied += st.denied[d];
+	rte_pktmbuf_free_bulk(pk, BURST);
+	return median(r, RUNS);
+}
+
+int
+main(int argc, char **argv)
+{
+	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "2048",
+			"-l", "0", "--log-level=lib.eal:error",
+			"--log-level=lib.telemetry:error", NULL };
+	const uint32_t sizes[] = { 1024, 1u << 20 };
+
+	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
+		fprintf(stderr, "bench_resp: EAL init failed\n");
+		return 1;
+	}
+	printf("# bench_resp: one lcore, no ethdev, bursts of %d, medians of %d runs\n",
+	       BURST, RUNS);
+	printf("%-26s %9s %9s %9s %12s %9s\n", "workload", "live keys", "Mpps", "ns/pkt",
+	       "answers/pkt", "denied");
+	for (size_t z = 0; z < RTE_DIM(sizes); z++) {
+		struct setup s;
+		uint32_t n = quick ? 1024 : sizes[z];
+
+		srand(11);
+		make_setup(&s, n);
+		for (int w = 0; w < W__MAX; w++) {
+			uint64_t answers = 0, denied = 0;
+			double ns = run(&s, (enum workload)w, &answers, &denied);
+			double pkts = (double)(quick ? 2000 : 200000) * BURST * RUNS;
+
+			printf("%-26s %9u %9.2f %9.1f %12.3f %8.1f%%\n", wl_name[w], n,
+			       1e3 / ns, ns, answers / pkts, 100.0 * denied / pkts);
+		}
+		free_setup(&s);
+		if (quick)
+			break;
+	}
+	rte_eal_cleanup();
+	return 0;
+}
