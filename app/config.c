@@ -53,9 +53,9 @@ find_line(const char *file, const char *section, const char *key)
 	return found;
 }
 
-static void __rte_format_printf(4, 5)
-conf_err(const char *file, const char *section, const char *key,
-	 const char *fmt, ...)
+void
+app_conf_err(const char *file, const char *section, const char *key,
+	     const char *fmt, ...)
 {
 	va_list ap;
 	unsigned int line = section ? find_line(file, section, key) : 0;
@@ -144,19 +144,19 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	int n;
 
 	if (idx >= RTE_MAX_ETHPORTS) {
-		conf_err(cfg->file, sec, NULL, "port number must be below %d",
+		app_conf_err(cfg->file, sec, NULL, "port number must be below %d",
 			 RTE_MAX_ETHPORTS);
 		return -1;
 	}
 	if (cfg->port_present[idx]) {
-		conf_err(cfg->file, sec, NULL, "section appears twice");
+		app_conf_err(cfg->file, sec, NULL, "section appears twice");
 		return -1;
 	}
 	cfg->port_present[idx] = true;
 	pc = &cfg->port[idx];
 	n = rte_cfgfile_section_entries(cf, sec, ent, RTE_DIM(ent));
 	if (n < 0) {
-		conf_err(cfg->file, sec, NULL, "more than %zu keys", RTE_DIM(ent));
+		app_conf_err(cfg->file, sec, NULL, "more than %zu keys", RTE_DIM(ent));
 		return -1;
 	}
 	for (int i = 0; i < n; i++) {
@@ -165,20 +165,20 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 		if (strcmp(k, "mac") == 0) {
 			if (rte_ether_unformat_addr(v, &pc->mac) != 0 ||
 			    rte_is_multicast_ether_addr(&pc->mac)) {
-				conf_err(cfg->file, sec, k,
+				app_conf_err(cfg->file, sec, k,
 					 "'%s' is not a unicast MAC address", v);
 				return -1;
 			}
 		} else if (strcmp(k, "ipv4") == 0) {
 			if (inet_pton(AF_INET, v, &pc->ipv4) != 1) {
-				conf_err(cfg->file, sec, k,
+				app_conf_err(cfg->file, sec, k,
 					 "'%s' is not an IPv4 address", v);
 				return -1;
 			}
 			pc->has_ipv4 = true;
 		} else if (strcmp(k, "ipv6") == 0) {
 			if (inet_pton(AF_INET6, v, pc->ipv6) != 1) {
-				conf_err(cfg->file, sec, k,
+				app_conf_err(cfg->file, sec, k,
 					 "'%s' is not an IPv6 address", v);
 				return -1;
 			}
@@ -188,14 +188,14 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 			unsigned long mtu = strtoul(v, &end, 10);
 
 			if (*v == '\0' || *end != '\0' || !mwp_mtu_valid(mtu)) {
-				conf_err(cfg->file, sec, k,
+				app_conf_err(cfg->file, sec, k,
 					 "'%s' is not a RoCE path MTU (256, 512, 1024, 2048, 4096)",
 					 v);
 				return -1;
 			}
 			pc->mtu = (uint16_t)mtu;
 		} else {
-			conf_err(cfg->file, sec, k,
+			app_conf_err(cfg->file, sec, k,
 				 "unknown key (known: mac, ipv4, ipv6, mtu)");
 			return -1;
 		}
@@ -249,20 +249,18 @@ app_config_load(const char *file, struct app_config *cfg)
 		unsigned long idx;
 
 		if (split_section(names[i], kind, sizeof(kind), &idx) != 0) {
-			conf_err(file, names[i], NULL,
+			app_conf_err(file, names[i], NULL,
 				 "section names are '<kind> <number>', e.g. [port 0]");
 			goto out;
 		}
 		if (strcmp(kind, "port") == 0) {
 			if (load_port(cf, cfg, names[i], idx) != 0)
 				goto out;
-		} else {
-			conf_err(file, names[i], NULL,
-				 "unknown section kind '%s' (known: port)", kind);
+		} else if (app_config_verbs_section(cf, cfg, kind, names[i], idx) != 0) {
 			goto out;
 		}
 	}
-	ret = 0;
+	ret = app_config_verbs_check(cfg);
 out:
 	free(namep);
 	free(names);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 
+#include <rte_cfgfile.h>
 #include <rte_config.h>
 
 #include "mwpath.h"
@@ -11,11 +12,73 @@
 /** Default RoCE path MTU of a port. */
 #define APP_DEFAULT_MTU 1024
 
-/** The configuration file, as far as this version reads it. */
+#define APP_MAX_OBJ	64	/* [pd N], [mr N], [mw N], [cq N]: N below this */
+#define APP_MAX_QP	64	/* [qp N] sections */
+#define APP_MAX_WR	256	/* [wr N] sections */
+
+struct app_mr {
+	bool present;
+	unsigned int pd;
+	uint64_t length;
+	unsigned int access;	/* IBV_ACCESS_* */
+	bool has_iova;
+	uint64_t iova;		/* default: the host address */
+	bool pattern;		/* fill: byte i = i & 0xff (else zero) */
+};
+
+struct app_mw {
+	bool present;
+	unsigned int pd;
+	unsigned int type;	/* 1 or 2 */
+};
+
+struct app_cq {
+	bool present;
+	unsigned int depth;
+};
+
+struct app_qp {
+	uint32_t qpn;		/* the section's number */
+	char section[CFG_NAME_LEN];
+	unsigned int pd, cq, port;
+	bool uc;
+	unsigned int access;
+	uint32_t remote_qpn;
+	uint8_t remote_gid[16];	/* IPv6, or ::ffff:a.b.c.d */
+	bool has_remote;
+	uint32_t rq_psn, sq_psn;
+	unsigned int max_dest_rd_atomic;
+	unsigned int recv_count, recv_size;
+};
+
+enum app_wr_op { APP_WR_BIND_MW, APP_WR_LOCAL_INV };
+
+struct app_wr {
+	char section[CFG_NAME_LEN];
+	uint32_t qpn;
+	enum app_wr_op op;
+	bool has_mw, has_mr;
+	unsigned int mw, mr;
+	uint64_t addr, length;
+	unsigned int access;
+	uint8_t key;		/* Type 2 key byte */
+	uint32_t rkey;		/* local_inv */
+	bool signaled;
+};
+
+/** The configuration file. */
 struct app_config {
 	const char *file;			/**< where it came from */
 	bool port_present[RTE_MAX_ETHPORTS];	/**< [port N] exists */
 	struct mwp_port_conf port[RTE_MAX_ETHPORTS]; /**< its settings */
+	bool pd_present[APP_MAX_OBJ];		/**< [pd N] */
+	struct app_mr mr[APP_MAX_OBJ];		/**< [mr N] */
+	struct app_mw mw[APP_MAX_OBJ];		/**< [mw N] */
+	struct app_cq cq[APP_MAX_OBJ];		/**< [cq N] */
+	struct app_qp qp[APP_MAX_QP];		/**< [qp N], in file order */
+	unsigned int nb_qps;
+	struct app_wr wr[APP_MAX_WR];		/**< [wr N], in file order */
+	unsigned int nb_wrs;
 };
 
 /**
@@ -33,5 +96,14 @@ int app_config_load(const char *file, struct app_config *cfg);
  */
 void app_config_port(const struct app_config *cfg, unsigned int port,
 		     struct mwp_port_conf *out);
+
+/* config.c's error line, for the section loaders */
+void app_conf_err(const char *file, const char *section, const char *key,
+		  const char *fmt, ...) __rte_format_printf(4, 5);
+
+/* config_verbs.c: [pd], [mr], [mw], [cq], [qp], [wr] */
+int app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
+			     const char *kind, const char *section, unsigned long idx);
+int app_config_verbs_check(struct app_config *cfg);
 
 #endif

@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
+#include "objects.h"
 #include "mwp_pmd.h"
 #include "options.h"
 #include "summary.h"
@@ -165,6 +166,7 @@ int
 main(int argc, char **argv)
 {
 	static struct app_config cfg;
+	static struct app_objects objs;
 	struct app_options opt = { 0 };
 	struct app_run run = { .stop_reason = "error" };
 	unsigned int poll_ids[RTE_MAX_LCORE];
@@ -265,16 +267,24 @@ main(int argc, char **argv)
 	}
 	if (start_ports(&run, &cfg, mp) != 0 || assign_queues(&run, poll_ids) != 0)
 		goto out_ports;
+	if (app_objects_create(&cfg, &run, &objs) != 0) {
+		status = EXIT_USAGE;
+		goto out_objects;
+	}
 
 	run.stop_reason = "stop";
 	if (run_lcores(&run, &opt) == 0)
 		status = EXIT_SUCCESS;
 	app_print_summary(stdout, &run);
+	app_objects_print(stdout, &objs);
+out_objects:
 out_ports:
-	for (uint16_t pid = 0; pid < run.nb_ports; pid++) {
+	for (uint16_t pid = 0; pid < run.nb_ports; pid++)
 		mwp_ethdev_close(pid);
+	/* QPs leave their ports' tables: before the ports go */
+	app_objects_destroy(&objs);
+	for (uint16_t pid = 0; pid < run.nb_ports; pid++)
 		mwp_port_free(run.ports[pid]);
-	}
 	rte_mempool_free(mp);
 out_free:
 	rte_free(run.ports);

@@ -71,6 +71,14 @@ app_print_summary(FILE *out, const struct app_run *run)
 			if (s.drop[d] != 0)
 				fprintf(out, "    %-20s %12" PRIu64 "  %s\n",
 					mwp_drop_name(d), s.drop[d], mwp_drop_text(d));
+		fprintf(out, "  answers: acks %" PRIu64 ", naks 0x60 %" PRIu64 " 0x61 %" PRIu64
+			" 0x62 %" PRIu64 " 0x63 %" PRIu64 ", rnr naks %" PRIu64
+			", duplicates %" PRIu64 "\n", s.acks, s.naks[0], s.naks[1],
+			s.naks[2], s.naks[3], s.rnr_naks, s.duplicates);
+		for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
+			if (s.denied[d] != 0)
+				fprintf(out, "    denied %-13s %12" PRIu64 "  NAK %#x\n",
+					mwp_deny_name(d), s.denied[d], mwp_deny_syndrome(d));
 		if (rte_eth_stats_get(pid, &es) == 0)
 			fprintf(out, "  ethdev: ipackets %" PRIu64 " imissed %" PRIu64
 				" ierrors %" PRIu64 " rx_nombuf %" PRIu64

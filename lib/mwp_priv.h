@@ -205,6 +205,7 @@ struct mwp_resp {
 	uint8_t err;		/* RC: a fatal NAK was sent; requests dropped */
 	uint8_t ack_pending;	/* an ACK for ack_psn is owed */
 	uint32_t ack_psn;
+	uint32_t ack_msn;	/* the MSN when it was owed */
 	/* the receive being filled by a SEND in progress */
 	struct mwp_rwqe recv;
 	uint32_t recv_len;	/* bytes placed so far */

@@ -27,8 +27,39 @@ make_ring(const char *what, size_t esize, uint32_t count, int socket,
 				    flags | RING_F_EXACT_SZ);
 }
 
+static struct ibv_qp *create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a,
+				uint32_t qpn);
+
 struct ibv_qp *
 mwp_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a)
+{
+	return create_qp(ibpd, a, 0);
+}
+
+struct ibv_qp *
+mwp_create_qp_num(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
+{
+	if (qpn < 2 || qpn > 0xffffff) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return create_qp(ibpd, a, qpn);
+}
+
+static bool
+qpn_in_use(const struct mwp_dev *d, uint32_t qpn)
+{
+	const struct mwp_qp *o;
+
+	TAILQ_FOREACH(o, &d->qps, next)
+		if (o->ibqp.qp_num == qpn)
+			return true;
+	return false;
+}
+
+/* qpn 0: the next free number from MWP_FIRST_QPN. */
+static struct ibv_qp *
+create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 {
 	struct mwp_dev *d = to_mdev(ibpd->context);
 	struct ibv_qp_cap *cap = &a->cap;
@@ -77,12 +108,27 @@ mwp_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a)
 	qp->path_mtu = IBV_MTU_1024;
 
 	pthread_mutex_lock(&d->lock);
+	if (qpn != 0) {
+		if (qpn_in_use(d, qpn)) {
+			pthread_mutex_unlock(&d->lock);
+			rte_ring_free(qp->sq);
+			rte_ring_free(qp->rq);
+			free(qp->pend);
+			free(qp);
+			errno = EEXIST;
+			return NULL;
+		}
+	} else {
+		do
+			qpn = d->next_qpn++;
+		while (qpn_in_use(d, qpn));
+	}
 	qp->ibqp.context = ibpd->context;
 	qp->ibqp.qp_context = a->qp_context;
 	qp->ibqp.pd = ibpd;
 	qp->ibqp.send_cq = a->send_cq;
 	qp->ibqp.recv_cq = a->recv_cq;
-	qp->ibqp.qp_num = d->next_qpn++;
+	qp->ibqp.qp_num = qpn;
 	qp->ibqp.handle = qp->ibqp.qp_num;
 	qp->ibqp.state = IBV_QPS_RESET;
 	qp->ibqp.qp_type = a->qp_type;

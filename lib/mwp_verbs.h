@@ -106,6 +106,17 @@ int mwp_destroy_cq(struct ibv_cq *cq);
 struct ibv_qp *mwp_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 
 /**
+ * mwp_create_qp with a chosen QP number (configurations and replays of
+ * captured traffic name their QPs).
+ *
+ * @return
+ *   The QP, or NULL with errno EEXIST (number in use), EINVAL (0, 1, above
+ *   24 bits, or as mwp_create_qp), ENOMEM.
+ */
+struct ibv_qp *mwp_create_qp_num(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
+				 uint32_t qpn);
+
+/**
  * ibv_modify_qp: RESET -> INIT -> RTR -> RTS, any -> ERR, any -> RESET,
  * with the attributes verbs requires for each transition.  RoCEv2
  * addressing comes from attr->ah_attr (the GID is the peer's IPv6 or

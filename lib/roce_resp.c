@@ -112,8 +112,8 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 			st->drop[why[i]]++;
 			continue;
 		}
-		st->accepted++;
-		mwp_resp_packet(&c, qps[i], pkts[i], &p[i],
+		/* accepted: acted on (executed or answered), not dropped */
+		st->accepted += mwp_resp_packet(&c, qps[i], pkts[i], &p[i],
 				key_of[i] == UINT16_MAX ? NULL : keyd[key_of[i]]);
 	}
 	/* one coalesced ACK per QP that accepted requests in this burst */

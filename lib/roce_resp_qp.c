@@ -29,6 +29,14 @@ mtu_bytes(const struct mwp_qp *qp)
 	return 128u << qp->path_mtu;	/* IBV_MTU_256 == 1 */
 }
 
+/* Count a drop of the current packet (it is then not "accepted"). */
+static inline void
+drop(struct mwp_resp_ctx *c, enum mwp_drop why)
+{
+	c->st->drop[why]++;
+	c->dropped = 1;
+}
+
 /* ---- answers ---- */
 
 /* Answer where the request came from, as a RoCE NIC does: addresses
@@ -115,10 +123,15 @@ send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 void
 mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 {
+	uint32_t msn = qp->resp.msn;
+
 	if (!qp->resp.ack_pending)
 		return;
 	qp->resp.ack_pending = 0;
+	/* the MSN of when the ACK was owed, not of what came since */
+	qp->resp.msn = qp->resp.ack_msn;
 	send_aeth(c, qp, qp->resp.ack_psn, ACK_SYNDROME);
+	qp->resp.msn = msn;
 }
 
 static void
@@ -128,6 +141,7 @@ owe_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 		c->dirty[c->nb_dirty++] = qp;
 	qp->resp.ack_pending = 1;
 	qp->resp.ack_psn = psn;
+	qp->resp.ack_msn = qp->resp.msn;
 }
 
 /* A fatal NAK (0x61, 0x62, 0x63): the RC responder stops (IBA 9.9.3). */
@@ -154,7 +168,7 @@ deny(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, enum mwp_deny d,
 		nak_fatal(c, qp, psn, mwp_deny_syndrome(d));
 	} else {
 		qp->resp.in_msg = 0;
-		c->st->drop[MWP_DROP_UC_DISCARD]++;
+		drop(c, MWP_DROP_UC_DISCARD);
 	}
 }
 
@@ -250,7 +264,7 @@ rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 		send_aeth(c, qp, psn, ROCE_AETH_RNR_NAK | qp->min_rnr_timer);
 	} else {
 		qp->resp.in_msg = 0;
-		c->st->drop[MWP_DROP_UC_DISCARD]++;
+		drop(c, MWP_DROP_UC_DISCARD);
 	}
 }
 
@@ -505,7 +519,7 @@ exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		if (rc)
 			nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		else
-			c->st->drop[MWP_DROP_UC_DISCARD]++;
+			drop(c, MWP_DROP_UC_DISCARD);
 		return;
 	}
 	r->in_msg = last ? 0 : ROCE_M_SEND;
@@ -566,7 +580,7 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 			queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false);
 			mwp_resp_read_pump(c, qp);
 		} else {
-			c->st->drop[MWP_DROP_DUPLICATE]++;
+			drop(c, MWP_DROP_DUPLICATE);
 		}
 		return;
 	}
@@ -576,7 +590,7 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 				atomic_answer(c, qp, p->psn, r->atom[i].orig);
 				return;
 			}
-		c->st->drop[MWP_DROP_DUPLICATE]++;	/* too old to replay */
+		drop(c, MWP_DROP_DUPLICATE);	/* too old to replay */
 		return;
 	}
 	/* SEND, WRITE: acknowledge everything received so far */
@@ -600,7 +614,7 @@ still_valid(const struct mwp_resp_ctx *c, const struct mwp_binding *b)
 	return b;
 }
 
-void
+bool
 mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		const struct mwp_pkt *p, const struct mwp_binding *b)
 {
@@ -609,19 +623,20 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
 	uint32_t d, want;
 
+	c->dropped = 0;
 	r->st.rx_pkts++;
 	r->st.rx_bytes += rte_pktmbuf_pkt_len(m);
 	b = still_valid(c, b);
 	/* The responder works from RTR on; after a fatal NAK it is silent. */
 	if (unlikely((st != IBV_QPS_RTR && st != IBV_QPS_RTS) || r->err)) {
-		c->st->drop[MWP_DROP_QP_STATE]++;
-		return;
+		drop(c, MWP_DROP_QP_STATE);
+		return !c->dropped;
 	}
 	if (unlikely(roce_opcode_transport(p->opcode) !=
 		     (rc ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC) ||
 		     !(p->mask & ROCE_M_REQ))) {
-		c->st->drop[MWP_DROP_WRONG_TRANSPORT]++;
-		return;
+		drop(c, MWP_DROP_WRONG_TRANSPORT);
+		return !c->dropped;
 	}
 
 	/* Answers go where this QP's requests come from: mirrored once per
@@ -642,11 +657,11 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 					send_aeth(c, qp, r->epsn, ROCE_AETH_NAK_PSN_SEQ);
 					r->nak_seq = 1;
 				}
-				c->st->drop[MWP_DROP_PSN_AHEAD]++;
+				drop(c, MWP_DROP_PSN_AHEAD);
 			} else {
 				duplicate(c, qp, m, p, b);
 			}
-			return;
+			return !c->dropped;
 		}
 		r->nak_seq = 0;
 	} else if (d != 0) {
@@ -654,8 +669,8 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		 * at any PSN */
 		r->in_msg = 0;
 		if (!(p->mask & ROCE_M_START)) {
-			c->st->drop[MWP_DROP_UC_DISCARD]++;
-			return;
+			drop(c, MWP_DROP_UC_DISCARD);
+			return !c->dropped;
 		}
 		r->epsn = p->psn;
 	}
@@ -669,9 +684,9 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 			nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		} else {
 			r->in_msg = 0;
-			c->st->drop[MWP_DROP_UC_DISCARD]++;
+			drop(c, MWP_DROP_UC_DISCARD);
 		}
-		return;
+		return !c->dropped;
 	}
 
 	/* step 1: the QP's own access flags, before any key work */
@@ -680,7 +695,7 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	       p->mask & ROCE_M_ATOMIC ? IBV_ACCESS_REMOTE_ATOMIC : 0;
 	if (want != 0 && mwp_qp_access_check(qp->access_flags, want) != MWP_DENY_NONE) {
 		deny(c, qp, p->psn, MWP_DENY_QP_ACCESS, NULL);
-		return;
+		return !c->dropped;
 	}
 
 	if (p->mask & ROCE_M_WRITE) {
@@ -692,4 +707,5 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	} else {
 		exec_send(c, qp, m, p);
 	}
+	return !c->dropped;
 }

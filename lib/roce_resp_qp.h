@@ -5,6 +5,8 @@
 /* The responder's per-QP path (roce_resp_qp.c), driven by roce_resp.c.
  * Private. */
 
+#include <stdbool.h>
+
 #include <rte_mbuf.h>
 
 #include "mwp_port.h"
@@ -23,6 +25,7 @@ struct mwp_resp_ctx {
 	uint16_t tx_room;
 	uint16_t nb_dirty;
 	uint64_t gen;			/* this burst's number */
+	uint8_t dropped;		/* the current packet was counted as a drop */
 	/* keys revoked by SEND_WITH_INV during this burst: descriptors
 	 * resolved for the burst before that must not be used */
 	uint16_t nb_revoked;
@@ -30,7 +33,9 @@ struct mwp_resp_ctx {
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
 };
 
-void mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp,
+/* Returns true if the packet was accepted (executed or answered), false if
+ * it was counted in st->drop. */
+bool mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp,
 		     struct rte_mbuf *m, const struct mwp_pkt *p,
 		     const struct mwp_binding *b);
 void mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp);

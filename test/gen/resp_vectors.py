@@ -152,6 +152,15 @@ def cases():
     c["rc_duplicate_atomic"] = ([fa, fa], [atomic_ack(0, 1, o), atomic_ack(0, 1, o)],
                                 mem, "RTS")
 
+    # an ACK owed for a WRITE and flushed by a READ carries the MSN of the
+    # WRITE, not the READ's
+    mem = pattern()
+    mem[0x300:0x308] = b"msn-test"
+    c["rc_write_then_read_ack_msn"] = (
+        [write(0x0a, 0, MR_IOVA + 0x300, MR_RKEY, b"msn-test"),
+         req(0x0c, 1, eh={"reth": {"va": MR_IOVA + 0x300, "rkey": MR_RKEY, "dmalen": 8}})],
+        [ack(0, 1), read_resp(0x10, 1, 2, mem[0x300:0x308])], mem, "RTS")
+
     # a duplicate WRITE is acknowledged, not executed
     mem = pattern()
     a, b, z = bytes([1]) * 8, bytes([2]) * 8, bytes([9]) * 8

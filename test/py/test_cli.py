@@ -112,7 +112,7 @@ class Cli(unittest.TestCase):
     def test_default_run_matches_the_generator(self):
         # The bundled files are what the committed script makes.
         pcap, exp = os.path.join(self.d, "t.pcap"), os.path.join(self.d, "t.json")
-        frames, expect = default_traffic.build()
+        frames, expect, answers = default_traffic.build()
         roce.write_pcap(pcap, frames)
         with open(os.path.join(SRC, "conf", "default-traffic.pcap"), "rb") as f:
             with open(pcap, "rb") as g:
@@ -128,7 +128,17 @@ class Cli(unittest.TestCase):
         self.assertEqual(c["drop"], expect["drop"])
         self.assertEqual(c["dropped"], sum(expect["drop"].values()))
         self.assertIn("stopped: idle (--idle-exit)", r.stdout)
-        self.assertTrue(os.path.exists(os.path.join(self.d, "mwpath-out.pcap")))
+        self.assertEqual(c["packets out"], expect["answers"])
+        # the answers, byte for byte, as the script says they must be
+        from scapy.utils import RawPcapReader
+        rd = RawPcapReader(os.path.join(self.d, "mwpath-out.pcap"))
+        got = [data for data, _ in rd]
+        rd.close()
+        self.assertEqual(len(got), len(answers))
+        for i, (g, w) in enumerate(zip(got, answers)):
+            self.assertEqual(g.hex(), w.hex(), f"answer {i}")
+        self.assertIn("denied unknown_key", r.stdout)
+        self.assertRegex(r.stdout, r"qp 0x11 rc ERR: in 7 acks 2 naks 0/0/1/0")
 
     def run_until_signal(self, sig):
         pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
@@ -152,6 +162,25 @@ class Cli(unittest.TestCase):
                 self.assertEqual(c["dropped"] + c["accepted"], c["packets in"])
                 self.assertRegex(out, r"port 0: in \d+ out \d+")  # --stats-interval
 
+    def test_bad_verbs_sections_name_file_line_section_and_key(self):
+        base = "[pd 0]\n[cq 0]\n"
+        cases = [
+            ("[mr 0]\npd = 3\n", r".*:4: \[mr 0\] pd: no \[pd 3\]"),
+            ("[mr 0]\npd = 0\naccess = remote_sing\n", r".*:5: \[mr 0\] access: 'remote_sing'"),
+            ("[mr 0]\npd = 0\nfill = ones\n", r".*:5: \[mr 0\] fill: 'ones' is not zero or pattern"),
+            ("[mw 0]\npd = 0\ntype = 3\n", r".*:5: \[mw 0\] type: '3' is not 1 or 2"),
+            ("[qp 0x11]\npd = 0\ncq = 0\n", r".*:3: \[qp 0x11\]: needs remote_ipv4"),
+            ("[qp 0x11]\ntype = xrc\n", r".*:4: \[qp 0x11\] type: 'xrc' is not rc or uc"),
+            ("[qp 0x11]\nrecv = lots\n", r".*:4: \[qp 0x11\] recv: 'lots' is not COUNTxSIZE"),
+            ("[qp 1]\n", r".*:3: \[qp 1\]: QP numbers go from 2"),
+            ("[wr 0]\nqp = 0x11\nopcode = send\n", r".*:5: \[wr 0\] opcode: 'send'"),
+            ("[wr 0]\nqp = 0x42\nopcode = local_inv\nrkey = 1\n", r".*:4: \[wr 0\] qp: no \[qp 0x42\]"),
+        ]
+        for text, pattern in cases:
+            with self.subTest(text=text):
+                self.assert_one_line_error(run(["-c", self.write("bad.ini", base + text)]),
+                                           pattern)
+
     def test_main_lcore_polls_when_there_is_no_worker(self):
         pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
         r = run(["-l", "0"] + EAL + ["--vdev", f"net_pcap0,rx_pcap={pcap}", "--",
@@ -159,7 +188,7 @@ class Cli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("1 polling lcore", r.stdout)
         self.assertIn("stopped: idle (--idle-exit)", r.stdout)
-        self.assertEqual(summary_counts(r.stdout)["packets in"], 12)
+        self.assertEqual(summary_counts(r.stdout)["packets in"], 15)
 
     def test_no_port_is_a_clear_error(self):
         r = run(EAL + ["--"])

@@ -181,3 +181,22 @@ Test(objects, a_reused_slot_gets_a_new_key)
 	cr_expect_eq(w->rkey >> 8, wk >> 8);
 	cr_expect_neq(w->rkey, wk);
 }
+
+Test(objects, a_qp_may_be_created_with_a_chosen_number)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4 } };
+	struct ibv_qp *q = mwp_create_qp_num(pd, &ia, 0x1234);
+
+	cr_assert_not_null(q);
+	cr_expect_eq(q->qp_num, 0x1234);
+	errno = 0;
+	cr_expect_null(mwp_create_qp_num(pd, &ia, 0x1234));
+	cr_expect_eq(errno, EEXIST);
+	errno = 0;
+	cr_expect_null(mwp_create_qp_num(pd, &ia, 1));
+	cr_expect_eq(errno, EINVAL);
+	errno = 0;
+	cr_expect_null(mwp_create_qp_num(pd, &ia, 0x1000000));
+	cr_expect_eq(errno, EINVAL);
+}

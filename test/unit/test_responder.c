@@ -301,6 +301,8 @@ run_case(const char *name, enum ibv_qp_type type)
 	cr_expect_eq(rqp->state, strcmp(state, "ERR") == 0 ? IBV_QPS_ERR : IBV_QPS_RTS,
 		     "%s: QP state %d, want %s", name, rqp->state, state);
 	cr_expect_eq(st.rx_pkts, nreq);
+	cr_expect_eq(st.accepted + mwp_stats_dropped(&st), nreq,
+		     "%s: every request counted once", name);
 	check_cqes_and_keys(name);
 	for (unsigned int i = 0; i < ngot; i++)
 		rte_pktmbuf_free(got[i]);
@@ -327,6 +329,7 @@ CASE(rc_fetch_add)
 CASE(rc_compare_swap)
 CASE(rc_duplicate_atomic)
 CASE(rc_duplicate_write)
+CASE(rc_write_then_read_ack_msn)
 CASE(rc_psn_ahead)
 CASE(rc_wrong_key_byte)
 CASE(rc_outside_window)

@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The configuration's verbs objects: [pd N], [mr N], [mw N], [cq N],
+ * [qp N] (N is the QPN) and [wr N] (work requests posted at start, in
+ * section order).  Every value and every reference is checked here, before
+ * the EAL starts; errors name the file, line, section and key.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+#define MAX_KEYS 24
+
+static int
+num(const char *v, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || x > max)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+/* "local_write,remote_read,..." -> IBV_ACCESS_* */
+static int
+access_list(const char *v, bool zero_based_ok, unsigned int *out)
+{
+	static const struct { const char *name; unsigned int bit; } names[] = {
+		{ "local_write", IBV_ACCESS_LOCAL_WRITE },
+		{ "remote_write", IBV_ACCESS_REMOTE_WRITE },
+		{ "remote_read", IBV_ACCESS_REMOTE_READ },
+		{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
+		{ "mw_bind", IBV_ACCESS_MW_BIND },
+		{ "zero_based", IBV_ACCESS_ZERO_BASED },
+	};
+	char buf[256], *tok, *save;
+
+	*out = 0;
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	for (tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
+		size_t i;
+
+		for (i = 0; i < RTE_DIM(names); i++)
+			if (strcmp(tok, names[i].name) == 0)
+				break;
+		if (i == RTE_DIM(names) ||
+		    (names[i].bit == IBV_ACCESS_ZERO_BASED && !zero_based_ok))
+			return -1;
+		*out |= names[i].bit;
+	}
+	return 0;
+}
+
+/* Call fn(cfg, sec, key, value) for each entry; stop at the first error. */
+typedef int (*entry_fn)(struct app_config *cfg, const char *sec, const char *k,
+			const char *v, void *obj);
+
+static int
+each_entry(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
+	   entry_fn fn, void *obj)
+{
+	struct rte_cfgfile_entry ent[MAX_KEYS];
+	int n = rte_cfgfile_section_entries(cf, sec, ent, RTE_DIM(ent));
+
+	if (n < 0) {
+		app_conf_err(cfg->file, sec, NULL, "more than %d keys", MAX_KEYS);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (fn(cfg, sec, ent[i].name, ent[i].value, obj) != 0)
+			return -1;
+	return 0;
+}
+
+#define BAD(fmt, ...) do {						\
+		app_conf_err(cfg->file, sec, k, fmt, ##__VA_ARGS__);	\
+		return -1;						\
+	} while (0)
+
+static int
+mr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
+	 void *obj)
+{
+	struct app_mr *mr = obj;
+	uint64_t x;
+
+	if (strcmp(k, "pd") == 0) {
+		if (num(v, APP_MAX_OBJ - 1, &x))
+			BAD("'%s' is not a PD number", v);
+		mr->pd = (unsigned int)x;
+	} else if (strcmp(k, "length") == 0) {
+		if (num(v, UINT32_MAX, &x) || x == 0)
+			BAD("'%s' is not a length from 1 to 2^32 - 1", v);
+		mr->length = x;
+	} else if (strcmp(k, "access") == 0) {
+		if (access_list(v, false, &mr->access))
+			BAD("'%s' is not a list of local_write, remote_write, remote_read, remote_atomic, mw_bind", v);
+	} else if (strcmp(k, "iova") == 0) {
+		if (num(v, UINT64_MAX, &mr->iova))
+			BAD("'%s' is not an address", v);
+		mr->has_iova = true;
+	} else if (strcmp(k, "fill") == 0) {
+		if (strcmp(v, "pattern") != 0 && strcmp(v, "zero") != 0)
+			BAD("'%s' is not zero or pattern", v);
+		mr->pattern = strcmp(v, "pattern") == 0;
+	} else {
+		BAD("unknown key (known: pd, length, access, iova, fill)");
+	}
+	return 0;
+}
+
+static int
+mw_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
+	 void *obj)
+{
+	struct app_mw *mw = obj;
+	uint64_t x;
+
+	if (strcmp(k, "pd") == 0) {
+		if (num(v, APP_MAX_OBJ - 1, &x))
+			BAD("'%s' is not a PD number", v);
+		mw->pd = (unsigned int)x;
+	} else if (strcmp(k, "type") == 0) {
+		if (num(v, 2, &x) || x == 0)
+			BAD("'%s' is not 1 or 2", v);
+		mw->type = (unsigned int)x;
+	} else {
+		BAD("unknown key (known: pd, type)");
+	}
+	return 0;
+}
+
+static int
+cq_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
+	 void *obj)
+{
+	struct app_cq *cq = obj;
+	uint64_t x;
+
+	if (strcmp(k, "depth") != 0)
+		BAD("unknown key (known: depth)");
+	if (num(v, 1 << 20, &x) || x == 0)
+		BAD("'%s' is not a depth from 1 to 1048576", v);
+	cq->depth = (unsigned int)x;
+	return 0;
+}
+
+static int
+qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
+	 void *obj)
+{
+	struct app_qp *qp = obj;
+	uint64_t x;
+
+	if (strcmp(k, "pd") == 0 || strcmp(k, "cq") == 0) {
+		if (num(v, APP_MAX_OBJ - 1, &x))
+			BAD("'%s' is not a %s number", v, k);
+		*(strcmp(k, "pd") == 0 ? &qp->pd : &qp->cq) = (unsigned int)x;
+	} else if (strcmp(k, "port") == 0) {
+		if (num(v, RTE_MAX_ETHPORTS - 1, &x))
+			BAD("'%s' is not a port number", v);
+		qp->port = (unsigned int)x;
+	} else if (strcmp(k, "type") == 0) {
+		if (strcmp(v, "rc") != 0 && strcmp(v, "uc") != 0)
+			BAD("'%s' is not rc or uc", v);
+		qp->uc = strcmp(v, "uc") == 0;
+	} else if (strcmp(k, "access") == 0) {
+		if (access_list(v, false, &qp->access) ||
+		    (qp->access & IBV_ACCESS_MW_BIND))
+			BAD("'%s' is not a list of local_write, remote_write, remote_read, remote_atomic", v);
+	} else if (strcmp(k, "remote_qpn") == 0) {
+		if (num(v, 0xffffff, &x))
+			BAD("'%s' is not a 24-bit QP number", v);
+		qp->remote_qpn = (uint32_t)x;
+	} else if (strcmp(k, "remote_ipv4") == 0) {
+		memset(qp->remote_gid, 0, 10);
+		qp->remote_gid[10] = qp->remote_gid[11] = 0xff;
+		if (inet_pton(AF_INET, v, qp->remote_gid + 12) != 1)
+			BAD("'%s' is not an IPv4 address", v);
+		qp->has_remote = true;
+	} else if (strcmp(k, "remote_ipv6") == 0) {
+		if (inet_pton(AF_INET6, v, qp->remote_gid) != 1)
+			BAD("'%s' is not an IPv6 address", v);
+		qp->has_remote = true;
+	} else if (strcmp(k, "remote_mac") == 0) {
+		struct rte_ether_addr ea;
+
+		/* answers go where requests come from; kept for the requester */
+		if (rte_ether_unformat_addr(v, &ea) != 0)
+			BAD("'%s' is not a MAC address", v);
+	} else if (strcmp(k, "rq_psn") == 0 || strcmp(k, "sq_psn") == 0) {
+		if (num(v, 0xffffff, &x))
+			BAD("'%s' is not a 24-bit PSN", v);
+		*(k[0] == 'r' ? &qp->rq_psn : &qp->sq_psn) = (uint32_t)x;
+	} else if (strcmp(k, "max_dest_rd_atomic") == 0) {
+		if (num(v, 255, &x))
+			BAD("'%s' is not a number from 0 to 255", v);
+		qp->max_dest_rd_atomic = (unsigned int)x;
+	} else if (strcmp(k, "recv") == 0) {
+		unsigned int count, size;
+		char tail;
+
+		if (sscanf(v, "%ux%u%c", &count, &size, &tail) != 2 || count == 0 ||
+		    count > 4096 || size == 0 || size > (1u << 20))
+			BAD("'%s' is not COUNTxSIZE (e.g. 8x4096)", v);
+		qp->recv_count = count;
+		qp->recv_size = size;
+	} else {
+		BAD("unknown key (known: pd, type, cq, port, access, remote_qpn, remote_mac, "
+		    "remote_ipv4, remote_ipv6, rq_psn, sq_psn, max_dest_rd_atomic, recv)");
+	}
+	return 0;
+}
+
+static int
+wr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
+	 void *obj)
+{
+	struct app_wr *wr = obj;
+	uint64_t x;
+
+	if (strcmp(k, "qp") == 0) {
+		if (num(v, 0xffffff, &x))
+			BAD("'%s' is not a QP number", v);
+		wr->qpn = (uint32_t)x;
+	} else if (strcmp(k, "opcode") == 0) {
+		if (strcmp(v, "bind_mw") == 0)
+			wr->op = APP_WR_BIND_MW;
+		else if (strcmp(v, "local_inv") == 0)
+			wr->op = APP_WR_LOCAL_INV;
+		else
+			BAD("'%s' is not an opcode this version posts (bind_mw, local_inv)", v);
+	} else if (strcmp(k, "mw") == 0 || strcmp(k, "mr") == 0) {
+		if (num(v, APP_MAX_OBJ - 1, &x))
+			BAD("'%s' is not a %s number", v, k);
+		if (k[1] == 'w') {
+			wr->mw = (unsigned int)x;
+			wr->has_mw = true;
+		} else {
+			wr->mr = (unsigned int)x;
+			wr->has_mr = true;
+		}
+	} else if (strcmp(k, "addr") == 0 || strcmp(k, "length") == 0) {
+		if (num(v, UINT64_MAX, &x))
+			BAD("'%s' is not a number", v);
+		*(k[0] == 'a' ? &wr->addr : &wr->length) = x;
+	} else if (strcmp(k, "access") == 0) {
+		if (access_list(v, true, &wr->access))
+			BAD("'%s' is not a list of remote_write, remote_read, remote_atomic, zero_based", v);
+	} else if (strcmp(k, "key") == 0) {
+		if (num(v, 0xff, &x))
+			BAD("'%s' is not a key byte (0 to 0xff)", v);
+		wr->key = (uint8_t)x;
+	} else if (strcmp(k, "rkey") == 0) {
+		if (num(v, UINT32_MAX, &x))
+			BAD("'%s' is not a 32-bit R_Key", v);
+		wr->rkey = (uint32_t)x;
+	} else if (strcmp(k, "signaled") == 0) {
+		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+			BAD("'%s' is not yes or no", v);
+		wr->signaled = v[0] == 'y';
+	} else {
+		BAD("unknown key (known: qp, opcode, mw, mr, addr, length, access, key, "
+		    "rkey, signaled)");
+	}
+	return 0;
+}
+
+#undef BAD
+
+int
+app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
+			 const char *kind, const char *sec, unsigned long idx)
+{
+	const bool obj = strcmp(kind, "pd") == 0 || strcmp(kind, "mr") == 0 ||
+			 strcmp(kind, "mw") == 0 || strcmp(kind, "cq") == 0;
+
+	if (obj && idx >= APP_MAX_OBJ) {
+		app_conf_err(cfg->file, sec, NULL, "%s numbers go up to %d", kind,
+			     APP_MAX_OBJ - 1);
+		return -1;
+	}
+	if (strcmp(kind, "pd") == 0) {
+		if (rte_cfgfile_section_num_entries(cf, sec) != 0) {
+			app_conf_err(cfg->file, sec, NULL, "a PD has no keys");
+			return -1;
+		}
+		cfg->pd_present[idx] = true;
+		return 0;
+	}
+	if (strcmp(kind, "mr") == 0) {
+		cfg->mr[idx] = (struct app_mr){ .present = true, .length = 4096,
+			.access = IBV_ACCESS_LOCAL_WRITE };
+		return each_entry(cf, cfg, sec, mr_entry, &cfg->mr[idx]);
+	}
+	if (strcmp(kind, "mw") == 0) {
+		cfg->mw[idx] = (struct app_mw){ .present = true, .type = 2 };
+		return each_entry(cf, cfg, sec, mw_entry, &cfg->mw[idx]);
+	}
+	if (strcmp(kind, "cq") == 0) {
+		cfg->cq[idx] = (struct app_cq){ .present = true, .depth = 256 };
+		return each_entry(cf, cfg, sec, cq_entry, &cfg->cq[idx]);
+	}
+	if (strcmp(kind, "qp") == 0) {
+		struct app_qp *qp;
+
+		if (idx < 2 || idx > 0xffffff || cfg->nb_qps == APP_MAX_QP) {
+			app_conf_err(cfg->file, sec, NULL,
+				     "QP numbers go from 2 to 0xffffff, %d QPs at most",
+				     APP_MAX_QP);
+			return -1;
+		}
+		qp = &cfg->qp[cfg->nb_qps++];
+		*qp = (struct app_qp){ .qpn = (uint32_t)idx,
+			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			.max_dest_rd_atomic = 16 };
+		snprintf(qp->section, sizeof(qp->section), "%s", sec);
+		return each_entry(cf, cfg, sec, qp_entry, qp);
+	}
+	if (strcmp(kind, "wr") == 0) {
+		struct app_wr *wr;
+
+		if (cfg->nb_wrs == APP_MAX_WR) {
+			app_conf_err(cfg->file, sec, NULL, "%d work requests at most", APP_MAX_WR);
+			return -1;
+		}
+		wr = &cfg->wr[cfg->nb_wrs++];
+		*wr = (struct app_wr){ .signaled = true };
+		snprintf(wr->section, sizeof(wr->section), "%s", sec);
+		return each_entry(cf, cfg, sec, wr_entry, wr);
+	}
+	app_conf_err(cfg->file, sec, NULL,
+		     "unknown section kind '%s' (known: port, pd, mr, mw, cq, qp, wr)", kind);
+	return -1;
+}
+
+/* References between sections, once all are read. */
+int
+app_config_verbs_check(struct app_config *cfg)
+{
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
+		char sec[32];
+
+		snprintf(sec, sizeof(sec), "mr %u", i);
+		if (cfg->mr[i].present && !cfg->pd_present[cfg->mr[i].pd]) {
+			app_conf_err(cfg->file, sec, "pd", "no [pd %u]", cfg->mr[i].pd);
+			return -1;
+		}
+		snprintf(sec, sizeof(sec), "mw %u", i);
+		if (cfg->mw[i].present && !cfg->pd_present[cfg->mw[i].pd]) {
+			app_conf_err(cfg->file, sec, "pd", "no [pd %u]", cfg->mw[i].pd);
+			return -1;
+		}
+	}
+	for (unsigned int i = 0; i < cfg->nb_qps; i++) {
+		const struct app_qp *qp = &cfg->qp[i];
+
+		if (!cfg->pd_present[qp->pd]) {
+			app_conf_err(cfg->file, qp->section, "pd", "no [pd %u]", qp->pd);
+			return -1;
+		}
+		if (!cfg->cq[qp->cq].present) {
+			app_conf_err(cfg->file, qp->section, "cq", "no [cq %u]", qp->cq);
+			return -1;
+		}
+		if (!qp->has_remote) {
+			app_conf_err(cfg->file, qp->section, NULL,
+				     "needs remote_ipv4 or remote_ipv6");
+			return -1;
+		}
+		for (unsigned int j = 0; j < i; j++)
+			if (cfg->qp[j].qpn == qp->qpn) {
+				app_conf_err(cfg->file, qp->section, NULL, "QP number used twice");
+				return -1;
+			}
+	}
+	for (unsigned int i = 0; i < cfg->nb_wrs; i++) {
+		const struct app_wr *wr = &cfg->wr[i];
+		bool found = false;
+
+		for (unsigned int j = 0; j < cfg->nb_qps; j++)
+			found |= cfg->qp[j].qpn == wr->qpn;
+		if (!found) {
+			app_conf_err(cfg->file, wr->section, "qp", "no [qp %#x]", wr->qpn);
+			return -1;
+		}
+		if (wr->op == APP_WR_BIND_MW) {
+			if (!wr->has_mw || !cfg->mw[wr->mw].present) {
+				app_conf_err(cfg->file, wr->section, "mw", "bind_mw needs an existing [mw N]");
+				return -1;
+			}
+			if (wr->length != 0 && (!wr->has_mr || !cfg->mr[wr->mr].present)) {
+				app_conf_err(cfg->file, wr->section, "mr", "bind_mw needs an existing [mr N]");
+				return -1;
+			}
+		} else if (wr->rkey == 0) {
+			app_conf_err(cfg->file, wr->section, "rkey", "local_inv needs an rkey");
+			return -1;
+		}
+	}
+	return 0;
+}
