@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""mwpath through a net_pcap vdev replaying a pcap (infinite_rx=1, no
+tx_pcap: answers are dropped), next to dpdk-testpmd --forward-mode=io on
+the same vdev and file, in the same run; medians of RUNS runs of SECONDS
+each, and the ratio.
+
+The traffic: 1024 64-byte RDMA WRITE ONLY requests (138-byte frames,
+valid ICRCs) through the region's key to a UC QP.  UC because a replayed
+file repeats its PSNs: an RC QP would take every later pass for
+duplicates, while a UC QP starts a message at every WRITE ONLY and
+executes each one.
+
+Usage: /usr/bin/python3 bench/pcap_rate.py BUILD_DIR [RUNS] [SECONDS]
+"""
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "gen"))
+import roce  # noqa: E402
+
+CONF = """[port 0]
+mac = 02:00:00:00:00:01
+ipv4 = 192.0.2.1
+mtu = 1024
+[pd 0]
+[mr 0]
+pd = 0
+length = 65536
+iova = 0x10000
+access = local_write,remote_write
+[cq 0]
+[qp 0x22]
+pd = 0
+type = uc
+cq = 0
+access = remote_write
+remote_qpn = 0x99
+remote_ipv4 = 192.0.2.2
+"""
+EAL = ["--no-huge", "--no-pci", "--no-shconf", "-m", "512",
+       "--log-level=lib.eal:error", "--log-level=lib.telemetry:error",
+       "--log-level=pmd.net.pcap:error"]
+
+
+def make_pcap(path, n=1024):
+    frames = []
+    for i in range(n):
+        frames.append(roce.frame(0x2a, 0x22, i, payload=bytes((i + k) & 0xff for k in range(64)),
+                                 eh={"reth": {"va": 0x10000 + (i % 1000) * 64,
+                                              "rkey": 0x100, "dmalen": 64}}))
+    assert len(frames[0]) == 138, len(frames[0])
+    roce.write_pcap(path, frames)
+
+
+def run_mwpath(build, pcap, conf, seconds):
+    p = subprocess.Popen([os.path.join(build, "app", "mwpath"), "-l", "0-1"] + EAL +
+                         ["--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
+                          "-c", conf], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    time.sleep(seconds)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    m = re.search(r"ran ([0-9.]+) s", out)
+    pk = re.search(r"packets in\s+(\d+)", out)
+    acc = re.search(r"accepted\s+(\d+)", out)
+    if not (m and pk and acc) or p.returncode != 0:
+        raise SystemExit("mwpath run failed:\n" + out + err)
+    return int(pk.group(1)) / float(m.group(1)) / 1e6, int(acc.group(1)) / int(pk.group(1))
+
+
+def run_testpmd(pcap, seconds):
+    p = subprocess.Popen(["dpdk-testpmd", "-l", "0-1"] + EAL +
+                         ["--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
+                          "--forward-mode=io", "--total-num-mbufs=8192",
+                          "--no-lsc-interrupt", "-i"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    p.stdin.write("start\n")
+    p.stdin.flush()
+    time.sleep(0.5)
+    p.stdin.write("clear port stats all\n")
+    p.stdin.flush()
+    t0 = time.time()
+    time.sleep(seconds)
+    p.stdin.write("show port stats all\n")
+    p.stdin.flush()
+    dt = time.time() - t0
+    out, _ = p.communicate("stop\nquit\n", timeout=60)
+    rx = re.findall(r"RX-packets:\s+(\d+)", out)
+    if not rx:
+        raise SystemExit("testpmd run failed:\n" + out)
+    return int(rx[0]) / dt / 1e6
+
+
+def main():
+    build = sys.argv[1]
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 3
+    with tempfile.TemporaryDirectory() as d:
+        pcap, conf = os.path.join(d, "write64.pcap"), os.path.join(d, "uc.ini")
+        make_pcap(pcap)
+        with open(conf, "w") as f:
+            f.write(CONF)
+        mw, tp, acc = [], [], []
+        for _ in range(runs):
+            r, a = run_mwpath(build, pcap, conf, seconds)
+            mw.append(r)
+            acc.append(a)
+            tp.append(run_testpmd(pcap, seconds))
+    m, t = statistics.median(mw), statistics.median(tp)
+    print("# pcap_rate: net_pcap infinite_rx, 138-byte UC WRITE ONLY frames, "
+          f"medians of {runs} runs of {seconds:g} s")
+    print(f"dpdk-testpmd --forward-mode=io  {t:7.2f} Mpps")
+    print(f"mwpath (responder)              {m:7.2f} Mpps   "
+          f"({min(acc) * 100:.1f}% accepted)")
+    print(f"ratio mwpath / testpmd          {m / t:7.2f}")
+
+
+if __name__ == "__main__":
+    main()
