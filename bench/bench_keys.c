@@ -24,8 +24,8 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "bench_util.h"
 #include "mwpath.h"
+#include "bench_util.h"
 
 #define RUNS 5
 #define BURST 32
@@ -131,28 +131,6 @@ wait_one(struct ibv_cq *cq)
 	}
 }
 
-static struct ibv_qp *
-rts_qp(struct ibv_pd *pd, struct ibv_cq *cq)
-{
-	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq,
-		.qp_type = IBV_QPT_RC, .cap = { .max_send_wr = 64, .max_recv_wr = 1 } };
-	struct ibv_qp *qp = mwp_create_qp(pd, &ia);
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		      IBV_QP_ACCESS_FLAGS);
-	a.qp_state = IBV_QPS_RTR;
-	a.ah_attr.is_global = 1;
-	a.path_mtu = IBV_MTU_1024;
-	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-		      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-		      IBV_QP_MIN_RNR_TIMER);
-	a.qp_state = IBV_QPS_RTS;
-	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-		      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-	return qp;
-}
-
 static void
 bench_bind(bool with_reader)
 {
@@ -170,7 +148,7 @@ bench_bind(bool with_reader)
 	ctx = mwp_open_device(&da);
 	pd = mwp_alloc_pd(ctx);
 	cq = mwp_create_cq(ctx, 64);
-	qp = rts_qp(pd, cq);
+	qp = bench_rts_qp(pd, cq, IBV_QPT_RC);
 	mr = mwp_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_READ | IBV_ACCESS_MW_BIND);
 	for (uint32_t i = 1; i < live; i++)	/* fill the table */

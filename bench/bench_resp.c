@@ -28,9 +28,9 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
-#include "bench_util.h"
 #include "mwp_priv.h"
 #include "mwpath.h"
+#include "bench_util.h"
 
 #define RUNS 5
 #define BURST 32
@@ -56,33 +56,6 @@ struct setup {
 	uint32_t nkeys;
 	uint8_t *buf;
 };
-
-static struct ibv_qp *
-rts_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
-{
-	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq,
-		.qp_type = type, .cap = { .max_send_wr = 16, .max_recv_wr = 16 } };
-	struct ibv_qp *qp = mwp_create_qp(pd, &ia);
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			(type == IBV_QPT_RC ? IBV_ACCESS_REMOTE_READ |
-			 IBV_ACCESS_REMOTE_ATOMIC : 0) };
-
-	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-		      IBV_QP_ACCESS_FLAGS);
-	a.qp_state = IBV_QPS_RTR;
-	a.ah_attr.is_global = 1;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = 0x99;
-	a.max_dest_rd_atomic = 16;
-	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-		      IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-		      IBV_QP_MIN_RNR_TIMER);
-	a.qp_state = IBV_QPS_RTS;
-	mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
-		      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-	return qp;
-}
 
 static void
 make_setup(struct setup *s, uint32_t nkeys)
@@ -112,8 +85,8 @@ make_setup(struct setup *s, uint32_t nkeys)
 		s->keys[i] = mr->rkey;
 	}
 	s->nkeys = nkeys;
-	s->qp = rts_qp(pd, cq, IBV_QPT_RC);
-	s->uc = rts_qp(pd, cq, IBV_QPT_UC);
+	s->qp = bench_rts_qp(pd, cq, IBV_QPT_RC);
+	s->uc = bench_rts_qp(pd, cq, IBV_QPT_UC);
 	rte_ether_unformat_addr("02:00:00:00:00:01", &pc.mac);
 	inet_pton(AF_INET, "192.0.2.1", &pc.ipv4);
 	s->port = mwp_port_create(&pc, 0, SOCKET_ID_ANY);

@@ -26,6 +26,19 @@ static const struct ibv_context_ops mwp_ops = {
 	.post_recv = mwp_op_post_recv,
 };
 
+/* The device's own tables (not the objects). */
+static void
+free_tables(struct mwp_dev *d)
+{
+	free(d->reader_on);
+	free(d->mr_gen);
+	free(d->mw_gen);
+	free(d->mw_by_idx);
+	free(d->mr_by_idx);
+	rte_free(d->rcu);
+	free(d);
+}
+
 struct ibv_context *
 mwp_open_device(const struct mwp_device_attr *attr)
 {
@@ -90,13 +103,7 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	pthread_mutex_init(&d->ctx.mutex, NULL);
 	return &d->ctx;
 fail:
-	free(d->reader_on);
-	free(d->mr_gen);
-	free(d->mw_gen);
-	free(d->mw_by_idx);
-	free(d->mr_by_idx);
-	rte_free(d->rcu);
-	free(d);
+	free_tables(d);
 	errno = ENOMEM;
 	return NULL;
 }
@@ -132,14 +139,8 @@ mwp_close_device(struct ibv_context *ctx)
 		free(pd);
 	}
 	mwp_keys_free(d->keys);
-	free(d->reader_on);
-	free(d->mr_gen);
-	free(d->mw_gen);
-	free(d->mw_by_idx);
-	free(d->mr_by_idx);
-	rte_free(d->rcu);
 	pthread_mutex_destroy(&d->lock);
-	free(d);
+	free_tables(d);
 	return 0;
 }
 

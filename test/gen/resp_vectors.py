@@ -391,33 +391,29 @@ def row_cases():
     return c
 
 
+def write_extras(out, name, recvs, cqes, keys, opts=()):
+    """The optional per-case files: receives, completions, keys, options."""
+    with open(os.path.join(out, name + ".recv"), "w") as f:
+        for wr_id, sges in recvs:
+            f.write(" ".join([str(wr_id), str(len(sges))] +
+                             ["%d %d" % s for s in sges]) + "\n")
+    with open(os.path.join(out, name + ".cqe"), "w") as f:
+        for e in cqes:
+            f.write(" ".join(str(x) for x in e) + "\n")
+    with open(os.path.join(out, name + ".keys"), "w") as f:
+        for what, key in keys:
+            f.write("%s %d\n" % (what, key))
+    with open(os.path.join(out, name + ".opts"), "w") as f:
+        f.write("".join(o + "\n" for o in opts))
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     for name, (reqs, resps, mem, state, recvs, cqes, keys, opts) in row_cases().items():
-        with open(os.path.join(out, name + ".opts"), "w") as f:
-            f.write("".join(o + "\n" for o in opts))
-        with open(os.path.join(out, name + ".cqe"), "w") as f:
-            for e in cqes:
-                f.write(" ".join(str(x) for x in e) + "\n")
-        with open(os.path.join(out, name + ".keys"), "w") as f:
-            for what, key in keys:
-                f.write("%s %d\n" % (what, key))
-        with open(os.path.join(out, name + ".recv"), "w") as f:
-            for wr_id, sges in recvs:
-                f.write(" ".join([str(wr_id), str(len(sges))] +
-                                 ["%d %d" % s for s in sges]) + "\n")
+        write_extras(out, name, recvs, cqes, keys, opts)
         write_case(out, name, reqs, resps, mem, state)
     for name, (reqs, resps, mem, state, recvs, cqes, keys) in send_cases().items():
-        with open(os.path.join(out, name + ".recv"), "w") as f:
-            for wr_id, sges in recvs:
-                f.write(" ".join([str(wr_id), str(len(sges))] +
-                                 ["%d %d" % s for s in sges]) + "\n")
-        with open(os.path.join(out, name + ".cqe"), "w") as f:
-            for e in cqes:
-                f.write(" ".join(str(x) for x in e) + "\n")
-        with open(os.path.join(out, name + ".keys"), "w") as f:
-            for what, key in keys:
-                f.write("%s %d\n" % (what, key))
+        write_extras(out, name, recvs, cqes, keys)
         write_case(out, name, reqs, resps, mem, state)
     for name, (reqs, resps, mem, state) in cases().items():
         write_case(out, name, reqs, resps, mem, state)
