@@ -4,8 +4,9 @@
 
 #include "mwp_pmd.h"
 
-static inline void
-poll_queue(struct mwp_lcore_queue *q, struct mwp_lcore *lc, uint64_t now)
+/* Returns the frames received plus the answers produced: 0 means idle. */
+static inline unsigned int
+poll_queue(struct mwp_lcore_queue *q)
 {
 	struct rte_mbuf *rx[MWP_RX_BURST];
 	struct rte_mbuf *tx[MWP_TX_ROOM];
@@ -13,14 +14,13 @@ poll_queue(struct mwp_lcore_queue *q, struct mwp_lcore *lc, uint64_t now)
 
 	nb_rx = rte_eth_rx_burst(q->port_id, q->queue_id, rx, MWP_RX_BURST);
 	if (nb_rx != 0) {
-		__atomic_store_n(&lc->last_rx_tsc, now, __ATOMIC_RELAXED);
 		nb_tx = mwp_resp_burst(q->port, rx, nb_rx, tx, MWP_TX_ROOM, &q->stats);
 	} else {
 		/* READ responses that did not fit earlier */
 		nb_tx = mwp_resp_poll(q->port, tx, MWP_TX_ROOM, &q->stats);
 	}
 	if (nb_tx == 0)
-		return;
+		return nb_rx;
 	sent = rte_eth_tx_burst(q->port_id, q->queue_id, tx, nb_tx);
 	for (uint16_t i = 0; i < sent; i++)
 		q->stats.tx_bytes += rte_pktmbuf_pkt_len(tx[i]);
@@ -29,6 +29,7 @@ poll_queue(struct mwp_lcore_queue *q, struct mwp_lcore *lc, uint64_t now)
 		q->stats.drop[MWP_DROP_TX_FULL] += nb_tx - sent;
 		rte_pktmbuf_free_bulk(&tx[sent], nb_tx - sent);
 	}
+	return nb_rx + nb_tx;
 }
 
 int
@@ -39,15 +40,26 @@ mwp_lcore_main(void *arg)
 	uint64_t now = rte_rdtsc();
 	uint64_t next_tick = now + tick;
 
-	__atomic_store_n(&lc->last_rx_tsc, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&lc->last_busy_tsc, now, __ATOMIC_RELAXED);
 	/* A reader of each device's key table whose QPs it answers. */
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
 		if (lc->q[i].port->ctx != NULL)
 			mwp_reader_register(lc->q[i].port->ctx, lc->lcore_id);
 	while (!__atomic_load_n(lc->stop, __ATOMIC_RELAXED)) {
+		unsigned int work = 0;
+
 		now = rte_rdtsc();
 		for (uint16_t i = 0; i < lc->nb_queues; i++)
-			poll_queue(&lc->q[i], lc, now);
+			work += poll_queue(&lc->q[i]);
+		/*
+		 * Idle time is what this lcore itself saw: an lcore that the
+		 * OS does not schedule does not grow idle, so a loaded
+		 * machine cannot end a replay before it was read.
+		 */
+		if (work == 0)
+			__atomic_store_n(&lc->last_idle_tsc, now, __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&lc->last_busy_tsc, now, __ATOMIC_RELAXED);
 		/* holds no key-table pointer between iterations */
 		for (uint16_t i = 0; i < lc->nb_queues; i++)
 			if (lc->q[i].port->ctx != NULL)
@@ -67,8 +79,8 @@ mwp_lcore_main(void *arg)
 uint64_t
 mwp_lcore_idle_us(const struct mwp_lcore *lc)
 {
-	uint64_t last = __atomic_load_n(&lc->last_rx_tsc, __ATOMIC_RELAXED);
-	uint64_t now = rte_rdtsc();
+	uint64_t busy = __atomic_load_n(&lc->last_busy_tsc, __ATOMIC_RELAXED);
+	uint64_t idle = __atomic_load_n(&lc->last_idle_tsc, __ATOMIC_RELAXED);
 
-	return now > last ? (now - last) / (rte_get_tsc_hz() / 1000000) : 0;
+	return idle > busy ? (idle - busy) / (rte_get_tsc_hz() / 1000000) : 0;
 }

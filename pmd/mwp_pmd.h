@@ -40,7 +40,8 @@ struct mwp_lcore {
 	uint16_t nb_queues;		/**< entries used in q */
 	struct mwp_lcore_queue q[MWP_MAX_QUEUES_PER_LCORE];
 	const bool *stop;		/**< the loop ends when this becomes true */
-	uint64_t last_rx_tsc;		/**< TSC of the last non-empty rx burst */
+	uint64_t last_busy_tsc;		/**< TSC of the last iteration with work */
+	uint64_t last_idle_tsc;		/**< TSC of the last iteration without */
 	uint64_t iterations;		/**< poll-loop iterations */
 	/** Called about every tick_us microseconds from the loop, if set:
 	 *  lets the main lcore run the program's housekeeping when it polls
@@ -91,8 +92,10 @@ void mwp_ethdev_close(uint16_t port_id);
 int mwp_lcore_main(void *arg);
 
 /**
- * Time since the lcore last received a frame, in microseconds.  Safe to
- * call from another lcore.
+ * How long the lcore has polled without receiving a frame or producing an
+ * answer, in microseconds, as the lcore itself observed it: 0 before it has
+ * polled at all, and not growing while it is not scheduled.  Safe to call
+ * from another lcore.
  */
 uint64_t mwp_lcore_idle_us(const struct mwp_lcore *lc);
 
