@@ -209,3 +209,17 @@ mwp_device_keys(struct ibv_context *ctx)
 {
 	return to_mdev(ctx)->keys;
 }
+
+unsigned int
+mwp_device_keys_walk(struct ibv_context *ctx, mwp_keys_walk_fn fn, void *arg)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+	unsigned int n;
+
+	/* every change to the table, and the reclamation it triggers, is
+	 * made under this lock */
+	pthread_mutex_lock(&d->lock);
+	n = mwp_keys_walk(d->keys, fn, arg);
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}

@@ -34,9 +34,10 @@ alloc_slot(void **tbl, uint32_t n, uint32_t *hint)
 	return -1;
 }
 
-struct ibv_mr *
-mwp_reg_mr_iova(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
-		int access)
+/* rkey 0 with !pinned: the R_Key is the L_Key (slot and generation). */
+static struct ibv_mr *
+reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
+       int access, uint32_t rkey, bool pinned)
 {
 	struct mwp_dev *d = to_mdev(ibpd->context);
 	struct mwp_mr *mr;
@@ -71,8 +72,9 @@ mwp_reg_mr_iova(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	mr->ibmr.addr = addr;
 	mr->ibmr.length = length;
 	mr->ibmr.handle = (uint32_t)slot;
-	mr->ibmr.lkey = mr->ibmr.rkey =
-		((MWP_MR_INDEX_BASE + (uint32_t)slot) << 8) | d->mr_gen[slot]++;
+	mr->ibmr.lkey = ((MWP_MR_INDEX_BASE + (uint32_t)slot) << 8) |
+			d->mr_gen[slot];
+	mr->ibmr.rkey = pinned ? rkey : mr->ibmr.lkey;
 	mr->iova = iova;
 	mr->access = (unsigned int)access;
 
@@ -90,17 +92,34 @@ mwp_reg_mr_iova(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	b->mr_length = length;
 	ret = mwp_keys_publish(d->keys, b);
 	if (ret != 0) {
+		/* the slot stays free; its hint moves past it only on success */
+		d->mr_hint = RTE_MIN(d->mr_hint, (uint32_t)slot);
 		pthread_mutex_unlock(&d->lock);
 		mwp_binding_free(b);
 		free(mr);
-		errno = ENOMEM;
+		errno = ret == -EEXIST ? EEXIST : ENOMEM;
 		return NULL;
 	}
+	d->mr_gen[slot]++;
 	d->mr_by_idx[slot] = mr;
 	d->nb_mrs++;
 	to_mpd(ibpd)->users++;
 	pthread_mutex_unlock(&d->lock);
 	return &mr->ibmr;
+}
+
+struct ibv_mr *
+mwp_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+		int access)
+{
+	return reg_mr(pd, addr, length, iova, access, 0, false);
+}
+
+struct ibv_mr *
+mwp_reg_mr_key(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova,
+	       int access, uint32_t rkey)
+{
+	return reg_mr(pd, addr, length, iova, access, rkey, true);
 }
 
 struct ibv_mr *

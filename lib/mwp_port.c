@@ -1,9 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <stdio.h>
+
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
 #include "mwp_port.h"
 #include "mwp_priv.h"
+#include "roce_req.h"
+
+/* Frames the requesters may have waiting for a port's lcore. */
+#define REQ_RING_SIZE 1024
 
 bool
 mwp_mtu_valid(unsigned int mtu)
@@ -28,13 +35,45 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 	}
 	port->conf = *conf;
 	port->index = index;
+	{
+		static uint32_t seq;
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "mwp_req_%u",
+			 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+		port->req_tx = rte_ring_create(name, REQ_RING_SIZE, socket,
+					       RING_F_SC_DEQ);
+	}
+	if (port->req_tx == NULL) {
+		rte_free(port);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	return port;
 }
 
 void
 mwp_port_free(struct mwp_port *port)
 {
+	struct rte_mbuf *m[32];
+	unsigned int n;
+
+	if (port == NULL)
+		return;
+	while ((n = rte_ring_dequeue_burst(port->req_tx, (void **)m, RTE_DIM(m),
+					   NULL)) != 0)
+		rte_pktmbuf_free_bulk(m, n);
+	rte_ring_free(port->req_tx);
 	rte_free(port);
+}
+
+uint16_t
+mwp_port_req_drain(struct mwp_port *port, struct rte_mbuf **tx, uint16_t room)
+{
+	if (room == 0 || rte_ring_empty(port->req_tx))
+		return 0;
+	return (uint16_t)rte_ring_sc_dequeue_burst(port->req_tx, (void **)tx,
+						   room, NULL);
 }
 
 struct mwp_qp *
@@ -66,5 +105,10 @@ mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
 	qp->port = port;
 	s->qpn = ibqp->qp_num;
 	s->qp = qp;
+	/* data WQEs now leave as packets, unless a test hooked the ring */
+	pthread_mutex_lock(&qp->dev->lock);
+	if (qp->tx == NULL)
+		qp->tx = mwp_req_tx;
+	pthread_mutex_unlock(&qp->dev->lock);
 	return 0;
 }

@@ -49,6 +49,10 @@ struct mwp_port {
 	struct ibv_context *ctx;	/**< device of the attached QPs */
 	struct mwp_key_table *keys;	/**< its R_Key table */
 	uint64_t bursts;		/**< bursts processed (the owning lcore's) */
+	/** Requests our QPs send (SEND, WRITE...), made by whoever runs the
+	 *  send rings and sent by the lcore of the port's first queue
+	 *  (mwp_port_req_drain); created when the first QP is attached. */
+	struct rte_ring *req_tx;
 	/** QPs by QPN & (MWP_PORT_QP_SLOTS - 1); filled by the verbs layer. */
 	struct mwp_port_qp_slot qp[MWP_PORT_QP_SLOTS];
 };
@@ -86,6 +90,16 @@ void mwp_port_free(struct mwp_port *port);
 
 /** The QP with this QPN on a port, or NULL. */
 struct mwp_qp *mwp_port_qp(const struct mwp_port *port, uint32_t qpn);
+
+/**
+ * Take up to room frames our QPs' requesters made for this port, to send
+ * them.  Call from one lcore per port (the one polling its first queue).
+ *
+ * @return
+ *   Frames stored in tx.
+ */
+uint16_t mwp_port_req_drain(struct mwp_port *port, struct rte_mbuf **tx,
+			    uint16_t room);
 
 /**
  * Give a port the mempool its responses are allocated from.

@@ -141,6 +141,10 @@ enum mwp_tx_result {
 	MWP_TX_BUSY = 0,	/* not now: the WQE stays at the ring head */
 	MWP_TX_DONE,		/* sent and complete */
 	MWP_TX_PENDING,		/* sent; mwp_qp_tx_complete() completes it */
+	/* not sent; the WQE completes with an error and the QP goes to ERR */
+	MWP_TX_UNSUPPORTED,	/* IBV_WC_LOC_QP_OP_ERR */
+	MWP_TX_LOC_PROT,	/* IBV_WC_LOC_PROT_ERR: an SGE outside its MR */
+	MWP_TX_LOC_LEN,		/* IBV_WC_LOC_LEN_ERR: too long a message */
 };
 
 /** Hand a data WQE (SEND, WRITE, READ, ATOMIC...) to the requester. */
@@ -169,6 +173,7 @@ struct mwp_rwqe {
 	struct ibv_sge sge[MWP_MAX_SGE];
 };
 
+#define MWP_REQ_OUT		64	/* RC requests awaiting an ACK */
 #define MWP_ATOMIC_CACHE	16	/* atomics remembered for replays */
 #define MWP_MAX_RD		16	/* READ requests being answered */
 
@@ -192,6 +197,7 @@ struct mwp_qp_stats {
 	uint64_t duplicates;
 	uint64_t read_resps;
 	uint64_t atomics;
+	uint64_t acks_rx;	/* ACKs/NAKs for our own requests */
 	uint64_t drops;
 	uint64_t denied[MWP_DENY__MAX];
 };
@@ -254,9 +260,15 @@ struct mwp_qp {
 	uint8_t port_num;
 	uint8_t peer_gid[16];		/* IPv6, or ::ffff:a.b.c.d */
 	bool peer_ipv4;
-	/* requester hook (tests, until the requester exists) */
+	/* requester: the hook data WQEs leave through (roce_req.c's once
+	 * attached to a port, or a test's), and RC WQEs awaiting an ACK */
 	mwp_tx_fn tx;
 	void *tx_arg;
+	struct rte_ether_addr peer_mac;	/* where our requests go */
+	bool has_peer_mac;
+	uint32_t req_out[MWP_REQ_OUT];	/* last PSN of each, oldest first */
+	uint32_t req_head, req_count;
+	uint64_t req_sent_pkts;
 	/* responder: the port it is attached to, and its state */
 	struct mwp_port *port;
 	struct mwp_resp resp;
@@ -312,6 +324,9 @@ void mwp_qp_set_tx(struct ibv_qp *qp, mwp_tx_fn fn, void *arg);
 
 /** Complete the oldest outstanding data WQE of a QP with a status. */
 int mwp_qp_tx_complete(struct ibv_qp *qp, enum ibv_wc_status status);
+
+/** mwp_qp_tx_complete with the device lock held. */
+int mwp_qp_tx_complete_locked(struct mwp_qp *qp, enum ibv_wc_status status);
 
 /**
  * Complete the oldest posted receive of a QP (the responder's call when a

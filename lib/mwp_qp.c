@@ -464,3 +464,23 @@ mwp_qp_set_tx(struct ibv_qp *ibqp, mwp_tx_fn fn, void *arg)
 	qp->tx_arg = arg;
 	pthread_mutex_unlock(&qp->dev->lock);
 }
+
+int
+mwp_qp_set_peer_mac(struct ibv_qp *ibqp, const struct rte_ether_addr *mac)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+
+	if (mac == NULL || !rte_is_unicast_ether_addr(mac))
+		return EINVAL;
+	pthread_mutex_lock(&qp->dev->lock);
+	rte_ether_addr_copy(mac, &qp->peer_mac);
+	qp->has_peer_mac = true;
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
+}
+
+unsigned int
+mwp_qp_sq_queued(struct ibv_qp *ibqp)
+{
+	return rte_ring_count(to_mqp(ibqp)->sq);
+}

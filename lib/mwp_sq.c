@@ -17,6 +17,7 @@
 #include <rte_ring_peek.h>
 
 #include "mwp_priv.h"
+#include "roce_req.h"
 
 static enum ibv_wc_opcode
 wc_opcode(uint32_t op)
@@ -261,6 +262,14 @@ execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 
 		if (r == MWP_TX_BUSY)
 			return false;	/* the ring holds it */
+		if (r >= MWP_TX_UNSUPPORTED) {
+			st = r == MWP_TX_LOC_PROT ? IBV_WC_LOC_PROT_ERR :
+			     r == MWP_TX_LOC_LEN ? IBV_WC_LOC_LEN_ERR :
+			     IBV_WC_LOC_QP_OP_ERR;
+			pend_push(qp, w, st);
+			*failed = true;
+			return true;
+		}
 		e = pend_push(qp, w, IBV_WC_SUCCESS);
 		if (r == MWP_TX_PENDING) {
 			e->state = MWP_CQE_OUTSTANDING;
@@ -292,6 +301,21 @@ flush(struct mwp_qp *qp)
 	struct mwp_rwqe r;
 	int n = 0;
 
+	/* our requester's requests on the wire will never be answered now */
+	if (qp->tx == mwp_req_tx && qp->req_count != 0) {
+		for (uint32_t i = 0; i < qp->pend_count; i++) {
+			struct mwp_pending *e =
+				&qp->pend[(qp->pend_head + i) % qp->max_send_wr];
+
+			if (e->state == MWP_CQE_OUTSTANDING) {
+				e->state = MWP_CQE_READY;
+				e->wc.status = IBV_WC_WR_FLUSH_ERR;
+				qp->rd_atomic_out -= e->rd_atomic;
+				n++;
+			}
+		}
+		qp->req_count = 0;
+	}
 	while (qp->pend_count < qp->max_send_wr &&
 	       rte_ring_dequeue_elem(qp->sq, &w, sizeof(w)) == 0) {
 		pend_push(qp, &w, IBV_WC_WR_FLUSH_ERR);
@@ -355,16 +379,13 @@ mwp_sq_reset(struct mwp_qp *qp)
 		;
 	qp->pend_head = qp->pend_count = 0;
 	qp->rd_atomic_out = qp->det_bind_out = 0;
+	qp->req_head = qp->req_count = 0;
 	__atomic_store_n(&qp->sq_used, 0, __ATOMIC_RELEASE);
 }
 
 int
-mwp_qp_tx_complete(struct ibv_qp *ibqp, enum ibv_wc_status status)
+mwp_qp_tx_complete_locked(struct mwp_qp *qp, enum ibv_wc_status status)
 {
-	struct mwp_qp *qp = to_mqp(ibqp);
-	int ret = -ENOENT;
-
-	pthread_mutex_lock(&qp->dev->lock);
 	for (uint32_t i = 0; i < qp->pend_count; i++) {
 		struct mwp_pending *e = &qp->pend[(qp->pend_head + i) % qp->max_send_wr];
 
@@ -375,9 +396,19 @@ mwp_qp_tx_complete(struct ibv_qp *ibqp, enum ibv_wc_status status)
 		qp->rd_atomic_out -= e->rd_atomic;
 		if (status != IBV_WC_SUCCESS)
 			mwp_qp_to_err(qp);
-		ret = 0;
-		break;
+		return 0;
 	}
+	return -ENOENT;
+}
+
+int
+mwp_qp_tx_complete(struct ibv_qp *ibqp, enum ibv_wc_status status)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+	int ret;
+
+	pthread_mutex_lock(&qp->dev->lock);
+	ret = mwp_qp_tx_complete_locked(qp, status);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return ret;
 }

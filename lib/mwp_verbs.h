@@ -27,6 +27,8 @@
 
 #include <infiniband/verbs.h>
 
+struct rte_ether_addr;
+
 /** What mwp_open_device creates. */
 struct mwp_device_attr {
 	uint32_t max_keys;	/**< live R_Keys (MRs + bound MWs); 0: 65536 */
@@ -79,6 +81,20 @@ struct ibv_mr *mwp_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
 			       uint64_t iova, int access);
 
 /**
+ * As mwp_reg_mr_iova, with the region's R_Key chosen by the caller (to
+ * replay captured traffic whose keys a real NIC chose).  The L_Key is
+ * made as usual and differs from the R_Key.  A pinned key that later
+ * collides with a key mwpath makes fails that later registration or bind
+ * with EEXIST/ENOMEM rather than shadowing it.
+ *
+ * @return
+ *   The MR, or NULL with errno EEXIST (the R_Key is live), or as
+ *   mwp_reg_mr_iova.
+ */
+struct ibv_mr *mwp_reg_mr_key(struct ibv_pd *pd, void *addr, size_t length,
+			      uint64_t iova, int access, uint32_t rkey);
+
+/**
  * ibv_dereg_mr.  Returns after every datapath reader has stopped using the
  * MR's key (an RCU grace period), so the memory may be freed at once: it
  * blocks until every registered reader has reported a quiescent state
@@ -115,6 +131,24 @@ struct ibv_qp *mwp_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
  */
 struct ibv_qp *mwp_create_qp_num(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
 				 uint32_t qpn);
+
+/**
+ * Where the QP's own requests (SEND, WRITE...) go at layer 2.  RoCE NICs
+ * resolve the peer's MAC from its GID through the neighbour table; mwpath
+ * has none, so the application says it.  Until it does, data work requests
+ * complete with IBV_WC_LOC_QP_OP_ERR.
+ *
+ * @return
+ *   0, or EINVAL for a NULL or multicast address.
+ */
+int mwp_qp_set_peer_mac(struct ibv_qp *qp, const struct rte_ether_addr *mac);
+
+/**
+ * Work requests posted to the QP's send queue and not yet executed (a bind
+ * has changed the key table once it is executed; its completion may follow
+ * later).  Safe from any thread.
+ */
+unsigned int mwp_qp_sq_queued(struct ibv_qp *qp);
 
 /**
  * ibv_modify_qp: RESET -> INIT -> RTR -> RTS, any -> ERR, any -> RESET,

@@ -195,3 +195,18 @@ mwp_keys_count(const struct mwp_key_table *t)
 {
 	return __atomic_load_n(&t->live, __ATOMIC_RELAXED);
 }
+
+unsigned int
+mwp_keys_walk(const struct mwp_key_table *t, mwp_keys_walk_fn fn, void *arg)
+{
+	const void *key;
+	void *data;
+	uint32_t it = 0;
+	unsigned int n = 0;
+
+	while (rte_hash_iterate(t->h, &key, &data, &it) >= 0) {
+		fn(data, arg);
+		n++;
+	}
+	return n;
+}

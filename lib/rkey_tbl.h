@@ -48,6 +48,7 @@ struct mwp_binding {
 } __rte_cache_aligned;
 
 struct mwp_key_table;
+struct ibv_context;
 
 /**
  * Create a table.
@@ -121,5 +122,27 @@ unsigned int mwp_keys_lookup_burst(const struct mwp_key_table *t,
 
 /** Number of live keys. */
 uint32_t mwp_keys_count(const struct mwp_key_table *t);
+
+/** Called by mwp_keys_walk for each live key. */
+typedef void (*mwp_keys_walk_fn)(const struct mwp_binding *b, void *arg);
+
+/**
+ * Call fn for every live key, in table order.  Not against writers: the
+ * caller excludes binds, invalidations and registrations meanwhile (the
+ * device lock does; see mwp_device_keys_walk).
+ *
+ * @return
+ *   Keys visited.
+ */
+unsigned int mwp_keys_walk(const struct mwp_key_table *t, mwp_keys_walk_fn fn,
+			   void *arg);
+
+/**
+ * mwp_keys_walk over a device's table, holding the device lock: safe while
+ * lcores read the table and other threads bind and invalidate (they wait).
+ * The descriptors' counters are read as the lcores left them.
+ */
+unsigned int mwp_device_keys_walk(struct ibv_context *ctx, mwp_keys_walk_fn fn,
+				  void *arg);
 
 #endif /* RKEY_TBL_H */

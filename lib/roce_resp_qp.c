@@ -19,6 +19,7 @@
 
 #include "mwp_priv.h"
 #include "roce_resp_qp.h"
+#include "roce_req.h"
 
 #define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
 #define PSN_MASK		0xffffffu
@@ -631,6 +632,14 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	if (unlikely((st != IBV_QPS_RTR && st != IBV_QPS_RTS) || r->err)) {
 		drop(c, MWP_DROP_QP_STATE);
 		return !c->dropped;
+	}
+	/* an answer to our own requests: the requester's (roce_req.c) */
+	if (unlikely(p->opcode == ROCE_OP_RC_ACKNOWLEDGE) && rc) {
+		const struct roce_aeth *a = mwp_pkt_eh(m, p, ROCE_EH_AETH);
+
+		mwp_req_ack(qp, p->psn, aeth_syndrome(a));
+		r->st.acks_rx++;
+		return true;
 	}
 	if (unlikely(roce_opcode_transport(p->opcode) !=
 		     (rc ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC) ||

@@ -4,21 +4,33 @@
 
 #include "mwp_pmd.h"
 
-/* Returns the frames received plus the answers produced: 0 means idle. */
+/* Returns the frames received plus the frames sent: 0 means idle. */
 static inline unsigned int
-poll_queue(struct mwp_lcore_queue *q)
+poll_queue(struct mwp_lcore_queue *q, unsigned int lcore_id)
 {
 	struct rte_mbuf *rx[MWP_RX_BURST];
 	struct rte_mbuf *tx[MWP_TX_ROOM];
-	uint16_t nb_rx, nb_tx, sent;
+	struct mwp_rx_gate *g = q->gate;
+	uint16_t want = MWP_RX_BURST, nb_rx, nb_tx, sent;
 
-	nb_rx = rte_eth_rx_burst(q->port_id, q->queue_id, rx, MWP_RX_BURST);
+	if (unlikely(g != NULL)) {
+		if (g->rx == g->next)
+			g->fn(g, lcore_id);
+		if (g->next - g->rx < want)
+			want = (uint16_t)(g->next - g->rx);
+	}
+	nb_rx = want != 0 ? rte_eth_rx_burst(q->port_id, q->queue_id, rx, want) : 0;
 	if (nb_rx != 0) {
+		if (g != NULL)
+			g->rx += nb_rx;
 		nb_tx = mwp_resp_burst(q->port, rx, nb_rx, tx, MWP_TX_ROOM, &q->stats);
 	} else {
 		/* READ responses that did not fit earlier */
 		nb_tx = mwp_resp_poll(q->port, tx, MWP_TX_ROOM, &q->stats);
 	}
+	/* our own requests (SEND, WRITE...): one lcore per port sends them */
+	if (q->queue_id == 0)
+		nb_tx += mwp_port_req_drain(q->port, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
 	if (nb_tx == 0)
 		return nb_rx;
 	sent = rte_eth_tx_burst(q->port_id, q->queue_id, tx, nb_tx);
@@ -50,7 +62,7 @@ mwp_lcore_main(void *arg)
 
 		now = rte_rdtsc();
 		for (uint16_t i = 0; i < lc->nb_queues; i++)
-			work += poll_queue(&lc->q[i]);
+			work += poll_queue(&lc->q[i], lc->lcore_id);
 		/*
 		 * Idle time is what this lcore itself saw: an lcore that the
 		 * OS does not schedule does not grow idle, so a loaded

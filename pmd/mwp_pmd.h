@@ -26,11 +26,30 @@
 /** Most rx queues one lcore polls. */
 #define MWP_MAX_QUEUES_PER_LCORE 8
 
+struct mwp_rx_gate;
+
+/**
+ * Called by the lcore when its queue has received exactly gate->next
+ * frames, before it receives more: runs the local work due at that point
+ * (so a replay interleaves it with traffic deterministically) and sets
+ * gate->next to the next such point, or UINT64_MAX.
+ */
+typedef void (*mwp_rx_gate_fn)(struct mwp_rx_gate *gate, unsigned int lcore_id);
+
+/** A point in a queue's stream of received frames where work is due. */
+struct mwp_rx_gate {
+	uint64_t rx;			/**< frames received so far (the lcore's) */
+	uint64_t next;			/**< stop here and call fn; UINT64_MAX: never */
+	mwp_rx_gate_fn fn;		/**< the work */
+	void *arg;			/**< fn's */
+};
+
 /** One rx/tx queue pair polled by an lcore. */
 struct mwp_lcore_queue {
 	uint16_t port_id;		/**< ethdev port */
 	uint16_t queue_id;		/**< rx and tx queue */
 	struct mwp_port *port;		/**< the library's view of the port */
+	struct mwp_rx_gate *gate;	/**< work due at frame counts, or NULL */
 	struct mwp_stats stats;		/**< written by the owning lcore only */
 };
 
@@ -80,9 +99,11 @@ void mwp_ethdev_close(uint16_t port_id);
 /**
  * The poll loop; signature of lcore_function_t.
  *
- * Runs until *lc->stop is true, then returns 0.  On every iteration: rx
- * burst on each queue, mwp_resp_burst, tx burst (frames the queue cannot
- * take are freed and counted as MWP_DROP_TX_FULL).
+ * Runs until *lc->stop is true, then returns 0.  On every iteration, for
+ * each queue: the gate's work if the queue has reached it, an rx burst (no
+ * further than the gate), mwp_resp_burst, the port's requester frames on
+ * queue 0, a tx burst (frames the queue cannot take are freed and counted
+ * as MWP_DROP_TX_FULL).
  *
  * @param arg
  *   A struct mwp_lcore owned by this lcore for the duration of the call.
