@@ -60,6 +60,10 @@ app_conf_err(const char *file, const char *section, const char *key,
 	va_list ap;
 	unsigned int line = section ? find_line(file, section, key) : 0;
 
+	/* a missing key: point at its section */
+	if (line == 0 && section != NULL && key != NULL)
+		line = find_line(file, section, NULL);
+
 	fprintf(stderr, "mwpath: %s", file);
 	if (line != 0)
 		fprintf(stderr, ":%u", line);

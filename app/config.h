@@ -6,6 +6,7 @@
 
 #include <rte_cfgfile.h>
 #include <rte_config.h>
+#include <rte_ether.h>
 
 #include "mwpath.h"
 
@@ -24,6 +25,8 @@ struct app_mr {
 	bool has_iova;
 	uint64_t iova;		/* default: the host address */
 	bool pattern;		/* fill: byte i = i & 0xff (else zero) */
+	bool has_rkey;
+	uint32_t rkey;		/* pinned R_Key (replays of captured traffic) */
 };
 
 struct app_mw {
@@ -49,9 +52,11 @@ struct app_qp {
 	uint32_t rq_psn, sq_psn;
 	unsigned int max_dest_rd_atomic;
 	unsigned int recv_count, recv_size;
+	bool has_remote_mac;
+	struct rte_ether_addr remote_mac;	/* where our SENDs go */
 };
 
-enum app_wr_op { APP_WR_BIND_MW, APP_WR_LOCAL_INV };
+enum app_wr_op { APP_WR_BIND_MW, APP_WR_LOCAL_INV, APP_WR_SEND, APP_WR_SEND_WITH_INV };
 
 struct app_wr {
 	char section[CFG_NAME_LEN];
@@ -62,8 +67,9 @@ struct app_wr {
 	uint64_t addr, length;
 	unsigned int access;
 	uint8_t key;		/* Type 2 key byte */
-	uint32_t rkey;		/* local_inv */
+	uint32_t rkey;		/* local_inv, send_with_inv */
 	bool signaled;
+	uint64_t after_rx;	/* post once the QP's port has received this many */
 };
 
 /** The configuration file. */

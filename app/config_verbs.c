@@ -113,8 +113,13 @@ mr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		if (strcmp(v, "pattern") != 0 && strcmp(v, "zero") != 0)
 			BAD("'%s' is not zero or pattern", v);
 		mr->pattern = strcmp(v, "pattern") == 0;
+	} else if (strcmp(k, "rkey") == 0) {
+		if (num(v, UINT32_MAX, &x))
+			BAD("'%s' is not a 32-bit R_Key", v);
+		mr->rkey = (uint32_t)x;
+		mr->has_rkey = true;
 	} else {
-		BAD("unknown key (known: pd, length, access, iova, fill)");
+		BAD("unknown key (known: pd, length, access, iova, fill, rkey)");
 	}
 	return 0;
 }
@@ -193,11 +198,12 @@ qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 			BAD("'%s' is not an IPv6 address", v);
 		qp->has_remote = true;
 	} else if (strcmp(k, "remote_mac") == 0) {
-		struct rte_ether_addr ea;
-
-		/* answers go where requests come from; kept for the requester */
-		if (rte_ether_unformat_addr(v, &ea) != 0)
-			BAD("'%s' is not a MAC address", v);
+		/* answers go where requests come from; our own requests
+		 * (send, send_with_inv) go here */
+		if (rte_ether_unformat_addr(v, &qp->remote_mac) != 0 ||
+		    !rte_is_unicast_ether_addr(&qp->remote_mac))
+			BAD("'%s' is not a unicast MAC address", v);
+		qp->has_remote_mac = true;
 	} else if (strcmp(k, "rq_psn") == 0 || strcmp(k, "sq_psn") == 0) {
 		if (num(v, 0xffffff, &x))
 			BAD("'%s' is not a 24-bit PSN", v);
@@ -238,8 +244,12 @@ wr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 			wr->op = APP_WR_BIND_MW;
 		else if (strcmp(v, "local_inv") == 0)
 			wr->op = APP_WR_LOCAL_INV;
+		else if (strcmp(v, "send") == 0)
+			wr->op = APP_WR_SEND;
+		else if (strcmp(v, "send_with_inv") == 0)
+			wr->op = APP_WR_SEND_WITH_INV;
 		else
-			BAD("'%s' is not an opcode this version posts (bind_mw, local_inv)", v);
+			BAD("'%s' is not an opcode (bind_mw, local_inv, send, send_with_inv)", v);
 	} else if (strcmp(k, "mw") == 0 || strcmp(k, "mr") == 0) {
 		if (num(v, APP_MAX_OBJ - 1, &x))
 			BAD("'%s' is not a %s number", v, k);
@@ -269,9 +279,12 @@ wr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
 			BAD("'%s' is not yes or no", v);
 		wr->signaled = v[0] == 'y';
+	} else if (strcmp(k, "after_rx") == 0) {
+		if (num(v, UINT64_MAX - 1, &wr->after_rx))
+			BAD("'%s' is not a frame count", v);
 	} else {
 		BAD("unknown key (known: qp, opcode, mw, mr, addr, length, access, key, "
-		    "rkey, signaled)");
+		    "rkey, signaled, after_rx)");
 	}
 	return 0;
 }
@@ -403,9 +416,51 @@ app_config_verbs_check(struct app_config *cfg)
 				app_conf_err(cfg->file, wr->section, "mr", "bind_mw needs an existing [mr N]");
 				return -1;
 			}
-		} else if (wr->rkey == 0) {
-			app_conf_err(cfg->file, wr->section, "rkey", "local_inv needs an rkey");
+		} else if ((wr->op == APP_WR_LOCAL_INV || wr->op == APP_WR_SEND_WITH_INV) &&
+			   wr->rkey == 0) {
+			app_conf_err(cfg->file, wr->section, "rkey", "%s needs an rkey",
+				     wr->op == APP_WR_LOCAL_INV ? "local_inv" : "send_with_inv");
 			return -1;
+		}
+		if (wr->op == APP_WR_SEND || wr->op == APP_WR_SEND_WITH_INV) {
+			const struct app_qp *qp = NULL;
+			const struct app_mr *mr;
+
+			for (unsigned int j = 0; j < cfg->nb_qps; j++)
+				if (cfg->qp[j].qpn == wr->qpn)
+					qp = &cfg->qp[j];
+			if (!qp->has_remote_mac) {
+				app_conf_err(cfg->file, wr->section, "qp",
+					     "[%s] needs remote_mac to send", qp->section);
+				return -1;
+			}
+			if (wr->op == APP_WR_SEND_WITH_INV && qp->uc) {
+				app_conf_err(cfg->file, wr->section, "opcode",
+					     "send_with_inv needs an rc QP");
+				return -1;
+			}
+			if (wr->length == 0)
+				continue;
+			if (!wr->has_mr || !cfg->mr[wr->mr].present) {
+				app_conf_err(cfg->file, wr->section, "mr",
+					     "a send with a length needs an existing [mr N]");
+				return -1;
+			}
+			mr = &cfg->mr[wr->mr];
+			/* addr is in the region's own address space (its iova) */
+			if (mr->has_iova && (wr->addr < mr->iova ||
+					     wr->addr - mr->iova > mr->length ||
+					     wr->length > mr->length - (wr->addr - mr->iova))) {
+				app_conf_err(cfg->file, wr->section, "length",
+					     "[addr, addr + length) is not inside [mr %u]", wr->mr);
+				return -1;
+			}
+			if (!mr->has_iova && wr->addr + wr->length > mr->length) {
+				app_conf_err(cfg->file, wr->section, "length",
+					     "[mr %u] has no iova: addr is an offset, and "
+					     "[addr, addr + length) is not inside it", wr->mr);
+				return -1;
+			}
 		}
 	}
 	return 0;

@@ -20,6 +20,8 @@
 #include <rte_mbuf.h>
 
 #include "config.h"
+#include "dump.h"
+#include "telemetry.h"
 #include "objects.h"
 #include "mwp_pmd.h"
 #include "options.h"
@@ -43,6 +45,7 @@ on_signal(int sig)
 struct monitor {
 	struct app_run *run;
 	const struct app_options *opt;
+	struct app_objects *objs;
 	uint64_t next_stats;
 };
 
@@ -52,8 +55,10 @@ monitor_tick(void *arg)
 	struct monitor *m = arg;
 	struct app_run *run = m->run;
 
+	/* completions, and the send rings' deferred work */
+	app_objects_collect(m->objs);
 	if (m->opt->idle_exit_ms != 0) {
-		bool idle = true;
+		bool idle = app_objects_pending(m->objs) == 0;
 
 		for (unsigned int l = 0; l < run->nb_lcores && idle; l++)
 			idle = mwp_lcore_idle_us(&run->lcores[l]) >=
@@ -71,23 +76,27 @@ monitor_tick(void *arg)
 	}
 }
 
-/* Give each port one queue pair, spread over the polling lcores. */
+/* Give each port lcores_per_port queue pairs, spread over the polling
+ * lcores: queue q of port p goes to lcore (p * lcores_per_port + q) mod n. */
 static int
-assign_queues(struct app_run *run, unsigned int *poll_ids)
+assign_queues(struct app_run *run, unsigned int *poll_ids, unsigned int lpp)
 {
 	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
-		struct mwp_lcore *lc = &run->lcores[pid % run->nb_lcores];
-		struct mwp_lcore_queue *q;
+		for (uint16_t qid = 0; qid < lpp; qid++) {
+			unsigned int slot = pid * lpp + qid;
+			struct mwp_lcore *lc = &run->lcores[slot % run->nb_lcores];
+			struct mwp_lcore_queue *q;
 
-		if (lc->nb_queues == MWP_MAX_QUEUES_PER_LCORE) {
-			fprintf(stderr, "mwpath: %u ports need more than %u lcores\n",
-				run->nb_ports, run->nb_lcores);
-			return -1;
+			if (lc->nb_queues == MWP_MAX_QUEUES_PER_LCORE) {
+				fprintf(stderr, "mwpath: %u queues need more than %u lcores\n",
+					run->nb_ports * lpp, run->nb_lcores);
+				return -1;
+			}
+			q = &lc->q[lc->nb_queues++];
+			q->port_id = pid;
+			q->queue_id = qid;
+			q->port = run->ports[pid];
 		}
-		q = &lc->q[lc->nb_queues++];
-		q->port_id = pid;
-		q->queue_id = 0;
-		q->port = run->ports[pid];
 	}
 	for (unsigned int l = 0; l < run->nb_lcores; l++) {
 		run->lcores[l].lcore_id = poll_ids[l];
@@ -96,9 +105,23 @@ assign_queues(struct app_run *run, unsigned int *poll_ids)
 	return 0;
 }
 
+/* Work requests with after_rx: the lcore polling each port's first queue
+ * runs them at their frame counts. */
+static void
+assign_gates(struct app_run *run, struct app_objects *objs)
+{
+	for (unsigned int l = 0; l < run->nb_lcores; l++)
+		for (uint16_t i = 0; i < run->lcores[l].nb_queues; i++) {
+			struct mwp_lcore_queue *q = &run->lcores[l].q[i];
+
+			if (q->queue_id == 0)
+				q->gate = app_objects_gate(objs, q->port_id);
+		}
+}
+
 static int
 start_ports(struct app_run *run, const struct app_config *cfg,
-	    struct rte_mempool *mp)
+	    struct rte_mempool *mp, unsigned int lpp)
 {
 	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
 		struct mwp_port_conf pc;
@@ -111,7 +134,7 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 			return -1;
 		}
 		mwp_port_set_mempool(run->ports[pid], mp);
-		if (mwp_ethdev_start(pid, 1, mp, &pc.mac) != 0) {
+		if (mwp_ethdev_start(pid, (uint16_t)lpp, mp, &pc.mac) != 0) {
 			fprintf(stderr, "mwpath: port %u: cannot start (see log above)\n",
 				pid);
 			return -1;
@@ -121,9 +144,10 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 }
 
 static int
-run_lcores(struct app_run *run, const struct app_options *opt)
+run_lcores(struct app_run *run, const struct app_options *opt,
+	   struct app_objects *objs)
 {
-	struct monitor mon = { .run = run, .opt = opt };
+	struct monitor mon = { .run = run, .opt = opt, .objs = objs };
 	unsigned int main_id = rte_get_main_lcore();
 	struct mwp_lcore *main_lc = NULL;
 	uint64_t t0 = rte_rdtsc();
@@ -248,8 +272,8 @@ main(int argc, char **argv)
 		poll_ids[run.nb_lcores++] = id;
 	if (run.nb_lcores == 0)
 		poll_ids[run.nb_lcores++] = rte_get_main_lcore();
-	if (run.nb_lcores > run.nb_ports)
-		run.nb_lcores = run.nb_ports;
+	if (run.nb_lcores > run.nb_ports * opt.lcores_per_port)
+		run.nb_lcores = run.nb_ports * opt.lcores_per_port;
 	run.lcores = rte_zmalloc("mwp_lcores", run.nb_lcores * sizeof(*run.lcores),
 				 RTE_CACHE_LINE_SIZE);
 	run.ports = rte_zmalloc("mwp_ports", run.nb_ports * sizeof(*run.ports), 0);
@@ -258,25 +282,33 @@ main(int argc, char **argv)
 		goto out_free;
 	}
 	mp = rte_pktmbuf_pool_create("mwp_mbuf",
-		run.nb_ports * 2 * 1024 + run.nb_lcores * (MBUF_CACHE + 2 * MWP_RX_BURST) + 1023,
+		run.nb_ports * (opt.lcores_per_port * 2 * 1024 + 1024) + run.nb_lcores * (MBUF_CACHE + 2 * MWP_RX_BURST) + 1023,
 		MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
 	if (mp == NULL) {
 		fprintf(stderr, "mwpath: cannot create the mbuf pool: %s\n",
 			rte_strerror(rte_errno));
 		goto out_free;
 	}
-	if (start_ports(&run, &cfg, mp) != 0 || assign_queues(&run, poll_ids) != 0)
+	if (start_ports(&run, &cfg, mp, opt.lcores_per_port) != 0 ||
+	    assign_queues(&run, poll_ids, opt.lcores_per_port) != 0)
 		goto out_ports;
 	if (app_objects_create(&cfg, &run, &objs) != 0) {
 		status = EXIT_USAGE;
 		goto out_objects;
 	}
+	assign_gates(&run, &objs);
+	app_telemetry_init(&run, &objs);
 
 	run.stop_reason = "stop";
-	if (run_lcores(&run, &opt) == 0)
+	if (run_lcores(&run, &opt, &objs) == 0)
 		status = EXIT_SUCCESS;
+	/* the lcores are gone: grace periods end, completions arrive */
+	for (int i = 0; i < 4; i++)
+		app_objects_collect(&objs);
 	app_print_summary(stdout, &run);
 	app_objects_print(stdout, &objs);
+	if (opt.dump_dir != NULL && app_dump(opt.dump_dir, &objs) != 0)
+		status = EXIT_FAILURE;
 out_objects:
 out_ports:
 	for (uint16_t pid = 0; pid < run.nb_ports; pid++)

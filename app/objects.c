@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <rte_cycles.h>
 
 #include "mwp_priv.h"
 #include "objects.h"
@@ -75,18 +78,43 @@ find_qp(const struct app_config *cfg, const struct app_objects *o, uint32_t qpn)
 	return NULL;
 }
 
+/* The host address of byte addr of [mr N] as the configuration names it
+ * (its iova space, or an offset when it has none). */
+static uint64_t
+mr_host(const struct app_config *cfg, const struct app_objects *o, unsigned int mr,
+	uint64_t addr)
+{
+	return (uintptr_t)o->mem[mr] + addr - (cfg->mr[mr].has_iova ? cfg->mr[mr].iova : 0);
+}
+
 static int
 post_wr(const struct app_config *cfg, struct app_objects *o, const struct app_wr *w,
 	uint64_t wr_id)
 {
 	struct ibv_qp *qp = find_qp(cfg, o, w->qpn);
 	struct ibv_send_wr wr = { .wr_id = wr_id }, *bad;
+	struct ibv_sge sge;
 
 	wr.send_flags = w->signaled ? IBV_SEND_SIGNALED : 0;
-	if (w->op == APP_WR_LOCAL_INV) {
+	switch (w->op) {
+	case APP_WR_LOCAL_INV:
 		wr.opcode = IBV_WR_LOCAL_INV;
 		wr.invalidate_rkey = w->rkey;
 		return ibv_post_send(qp, &wr, &bad);
+	case APP_WR_SEND:
+	case APP_WR_SEND_WITH_INV:
+		wr.opcode = w->op == APP_WR_SEND ? IBV_WR_SEND : IBV_WR_SEND_WITH_INV;
+		wr.invalidate_rkey = w->rkey;
+		if (w->length != 0) {
+			sge.addr = mr_host(cfg, o, w->mr, w->addr);
+			sge.length = (uint32_t)w->length;
+			sge.lkey = o->mr[w->mr]->lkey;
+			wr.sg_list = &sge;
+			wr.num_sge = 1;
+		}
+		return ibv_post_send(qp, &wr, &bad);
+	case APP_WR_BIND_MW:
+		break;
 	}
 	if (o->mw[w->mw]->type == IBV_MW_TYPE_1) {
 		struct ibv_mw_bind b = { .wr_id = wr_id, .send_flags = wr.send_flags,
@@ -106,43 +134,172 @@ post_wr(const struct app_config *cfg, struct app_objects *o, const struct app_wr
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-/* Run the start-up work requests to completion, counting outcomes. */
-static int
-run_wrs(const struct app_config *cfg, struct app_objects *o)
+static unsigned int
+qp_port(const struct app_config *cfg, uint32_t qpn)
 {
-	unsigned int want = 0;
+	for (unsigned int i = 0; i < cfg->nb_qps; i++)
+		if (cfg->qp[i].qpn == qpn)
+			return cfg->qp[i].port;
+	return UINT_MAX;
+}
+
+/* Post, in section order, every work request of port (or of every port,
+ * if port is UINT_MAX) whose after_rx is rx. */
+static void
+post_due(struct app_objects *o, unsigned int port, uint64_t rx)
+{
+	const struct app_config *cfg = o->cfg;
 
 	for (unsigned int i = 0; i < cfg->nb_wrs; i++) {
-		int ret = post_wr(cfg, o, &cfg->wr[i], i);
+		const struct app_wr *w = &cfg->wr[i];
+		int ret;
 
+		if (o->posted[i] || w->after_rx != rx ||
+		    (port != UINT_MAX && qp_port(cfg, w->qpn) != port))
+			continue;
+		o->posted[i] = true;
+		ret = post_wr(cfg, o, w, i);
 		if (ret != 0) {
 			fprintf(stderr, "mwpath: %s: [%s]: posting failed: %s\n", cfg->file,
-				cfg->wr[i].section, strerror(ret));
-			return -1;
+				w->section, strerror(ret));
+			__atomic_fetch_add(&o->wr_failed, 1, __ATOMIC_RELAXED);
+			continue;
 		}
-		want++;
+		__atomic_fetch_add(&o->wr_posted, 1, __ATOMIC_RELAXED);
 	}
-	/* completions: every signaled one and every error */
-	for (int spin = 0; spin < 100000 && o->wr_ok + o->wr_failed < want; spin++) {
+}
+
+static void
+log_wc(struct app_cqe_log *l, const struct ibv_wc *wc)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct ibv_wc *p = realloc(l->wc, cap * sizeof(*p));
+
+		if (p == NULL)
+			return;	/* counted below all the same */
+		l->wc = p;
+		l->cap = cap;
+	}
+	l->wc[l->n++] = *wc;
+}
+
+void
+app_objects_collect(struct app_objects *o)
+{
+	if (o->ctx == NULL)
+		return;
+	mwp_poll(o->ctx);
+	for (unsigned int c = 0; c < APP_MAX_OBJ; c++) {
 		struct ibv_wc wc[16];
+		int n;
 
-		mwp_poll(o->ctx);
-		for (unsigned int c = 0; c < APP_MAX_OBJ; c++) {
-			int n = o->cq[c] ? ibv_poll_cq(o->cq[c], 16, wc) : 0;
-
+		if (o->cq[c] == NULL)
+			continue;
+		while ((n = ibv_poll_cq(o->cq[c], RTE_DIM(wc), wc)) > 0) {
 			for (int k = 0; k < n; k++) {
-				if (wc[k].status == IBV_WC_SUCCESS) {
+				const bool recv = wc[k].opcode & IBV_WC_RECV;
+
+				log_wc(&o->log[c], &wc[k]);
+				if (recv) {
+					wc[k].status == IBV_WC_SUCCESS ? o->recv_ok++ :
+									 o->recv_failed++;
+				} else if (wc[k].status == IBV_WC_SUCCESS) {
 					o->wr_ok++;
 				} else {
 					o->wr_failed++;
-					fprintf(stderr, "mwpath: %s: [%s]: %s\n", cfg->file,
-						cfg->wr[wc[k].wr_id].section,
+					fprintf(stderr, "mwpath: %s: [%s]: %s\n", o->cfg->file,
+						o->cfg->wr[wc[k].wr_id].section,
 						ibv_wc_status_str(wc[k].status));
 				}
 			}
 		}
-		/* unsignaled successes give no completion */
-		if (mwp_poll(o->ctx) == 0 && o->wr_failed == 0)
+	}
+}
+
+unsigned int
+app_objects_pending(const struct app_objects *o)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < o->nb_qps; i++)
+		n += mwp_qp_sq_queued(o->qp[i]);
+	return n;
+}
+
+/* The smallest after_rx above rx among port's work requests not posted. */
+static uint64_t
+next_due(const struct app_objects *o, unsigned int port, uint64_t rx)
+{
+	uint64_t next = UINT64_MAX;
+
+	for (unsigned int i = 0; i < o->cfg->nb_wrs; i++) {
+		const struct app_wr *w = &o->cfg->wr[i];
+
+		if (!o->posted[i] && w->after_rx > rx && w->after_rx < next &&
+		    qp_port(o->cfg, w->qpn) == port)
+			next = w->after_rx;
+	}
+	return next;
+}
+
+/*
+ * The lcore stopped receiving on the port after exactly g->rx frames: post
+ * what is due there and run it until it has taken effect (binds and
+ * invalidations are in the key table), then let the lcore go on.  The
+ * lcore is at a quiescent point: it holds no key between bursts, so it may
+ * report that while a LOCAL_INV waits for a grace period.
+ */
+static void
+gate_fn(struct mwp_rx_gate *g, unsigned int lcore_id)
+{
+	struct app_gate *ag = container_of(g, struct app_gate, g);
+	struct app_objects *o = ag->o;
+
+	const uint64_t patience = rte_get_tsc_hz() / 100;	/* 10 ms */
+	uint64_t deadline = rte_rdtsc() + patience;
+
+	post_due(o, ag->port, g->rx);
+	/* A WQE that waits on the peer (a LOCAL_INV behind an RC SEND not yet
+	 * acknowledged) cannot finish here: the ACK is traffic this lcore has
+	 * yet to receive.  Give up waiting once nothing moves for a while;
+	 * the main lcore's housekeeping runs it later. */
+	while (app_objects_pending(o) != 0 && rte_rdtsc() < deadline) {
+		mwp_reader_quiescent(o->ctx, lcore_id);
+		if (mwp_poll(o->ctx) != 0)
+			deadline = rte_rdtsc() + patience;
+	}
+	g->next = next_due(o, ag->port, g->rx);
+}
+
+struct mwp_rx_gate *
+app_objects_gate(struct app_objects *o, uint16_t port)
+{
+	struct app_gate *ag = &o->gate[port];
+
+	if (o->ctx == NULL || next_due(o, port, 0) == UINT64_MAX)
+		return NULL;
+	ag->o = o;
+	ag->port = port;
+	ag->g.rx = 0;
+	ag->g.next = next_due(o, port, 0);
+	ag->g.fn = gate_fn;
+	return &ag->g;
+}
+
+/* Run the start-up work requests (after_rx 0) until they are complete. */
+static int
+run_wrs(struct app_objects *o)
+{
+	post_due(o, UINT_MAX, 0);
+	for (int spin = 0; spin < 100000; spin++) {
+		unsigned int done = o->wr_ok + o->wr_failed;
+
+		app_objects_collect(o);
+		/* unsignaled successes give no completion: stop when the
+		 * device has nothing left to do */
+		if (app_objects_pending(o) == 0 && mwp_poll(o->ctx) == 0 &&
+		    o->wr_ok + o->wr_failed == done)
 			break;
 	}
 	return 0;
@@ -156,6 +313,7 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 	unsigned int need = 0;
 
 	memset(o, 0, sizeof(*o));
+	o->cfg = cfg;
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
 		need |= cfg->pd_present[i];
 	if (!need)
@@ -178,9 +336,13 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 			goto nomem;
 		for (uint64_t b = 0; b < c->length; b++)
 			((uint8_t *)o->mem[i])[b] = c->pattern ? (uint8_t)b : 0;
-		o->mr[i] = mwp_reg_mr_iova(o->pd[c->pd], o->mem[i], c->length,
-					   c->has_iova ? c->iova : (uintptr_t)o->mem[i],
-					   (int)c->access);
+		o->mr[i] = c->has_rkey ?
+			mwp_reg_mr_key(o->pd[c->pd], o->mem[i], c->length,
+				       c->has_iova ? c->iova : (uintptr_t)o->mem[i],
+				       (int)c->access, c->rkey) :
+			mwp_reg_mr_iova(o->pd[c->pd], o->mem[i], c->length,
+					c->has_iova ? c->iova : (uintptr_t)o->mem[i],
+					(int)c->access);
 		if (o->mr[i] == NULL) {
 			fprintf(stderr, "mwpath: %s: [mr %u]: cannot register: %s\n",
 				cfg->file, i, strerror(errno));
@@ -218,6 +380,8 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		}
 		o->nb_qps = i + 1;
 		ret = qp_to_rts(o->qp[i], c, run->ports[c->port]->conf.mtu);
+		if (ret == 0 && c->has_remote_mac)
+			ret = mwp_qp_set_peer_mac(o->qp[i], &c->remote_mac);
 		if (ret == 0)
 			ret = mwp_port_attach_qp(run->ports[c->port], o->qp[i]);
 		if (ret != 0) {
@@ -245,7 +409,7 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 			}
 		}
 	}
-	return run_wrs(cfg, o);
+	return run_wrs(o);
 nomem:
 	fprintf(stderr, "mwpath: out of memory for the configuration's objects\n");
 	return -1;
@@ -256,8 +420,15 @@ app_objects_print(FILE *out, const struct app_objects *o)
 {
 	if (o->ctx == NULL)
 		return;
-	fprintf(out, "verbs: %" PRIu32 " live keys; start-up work requests: %u ok, %u failed\n",
-		mwp_keys_count(mwp_device_keys(o->ctx)), o->wr_ok, o->wr_failed);
+	unsigned int unposted = 0;
+
+	for (unsigned int i = 0; i < o->cfg->nb_wrs; i++)
+		unposted += !o->posted[i];
+	fprintf(out, "verbs: %" PRIu32 " live keys; work requests: %u posted, %u ok, "
+		"%u failed, %u never posted (after_rx not reached); receives: %u ok, "
+		"%u failed\n",
+		mwp_keys_count(mwp_device_keys(o->ctx)), o->wr_posted, o->wr_ok,
+		o->wr_failed, unposted, o->recv_ok, o->recv_failed);
 	for (unsigned int i = 0; i < o->nb_qps; i++) {
 		const struct mwp_qp *qp = to_mqp(o->qp[i]);
 		const struct mwp_qp_stats *s = &qp->resp.st;
@@ -279,6 +450,8 @@ app_objects_destroy(struct app_objects *o)
 	if (o->ctx == NULL)
 		return;
 	mwp_close_device(o->ctx);	/* frees every object */
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
+		free(o->log[i].wc);
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
 		free(o->mem[i]);
 	for (unsigned int i = 0; i < APP_MAX_QP; i++)

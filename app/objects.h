@@ -3,10 +3,27 @@
 #define MWP_APP_OBJECTS_H
 
 #include "config.h"
+#include "mwp_pmd.h"
 #include "summary.h"
+
+struct app_objects;
+
+/** The work requests due on one port at given frame counts (after_rx). */
+struct app_gate {
+	struct mwp_rx_gate g;		/**< what the port's lcore checks */
+	struct app_objects *o;
+	uint16_t port;
+};
+
+/** Every completion one CQ gave, in order. */
+struct app_cqe_log {
+	struct ibv_wc *wc;
+	size_t n, cap;
+};
 
 /** The verbs objects the configuration makes. */
 struct app_objects {
+	const struct app_config *cfg;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd[APP_MAX_OBJ];
 	struct ibv_mr *mr[APP_MAX_OBJ];
@@ -17,7 +34,11 @@ struct app_objects {
 	struct ibv_mr *recv_mr[APP_MAX_QP];
 	void *recv_mem[APP_MAX_QP];
 	unsigned int nb_qps;
-	unsigned int wr_ok, wr_failed;	/* start-up work requests */
+	bool posted[APP_MAX_WR];	/* [wr N] posted (at start or its after_rx) */
+	unsigned int wr_posted, wr_ok, wr_failed;	/* send-queue outcomes */
+	unsigned int recv_ok, recv_failed;		/* receive completions */
+	struct app_cqe_log log[APP_MAX_OBJ];		/* per [cq N] */
+	struct app_gate gate[RTE_MAX_ETHPORTS];
 };
 
 /**
@@ -30,6 +51,21 @@ struct app_objects {
  */
 int app_objects_create(const struct app_config *cfg, struct app_run *run,
 		       struct app_objects *o);
+
+/**
+ * The gate of port's work requests with after_rx > 0, to hand to the lcore
+ * polling the port's first queue; NULL if it has none.
+ */
+struct mwp_rx_gate *app_objects_gate(struct app_objects *o, uint16_t port);
+
+/**
+ * Run the device's deferred work and take every completion waiting in the
+ * CQs into the logs (the main lcore's housekeeping, and at exit).
+ */
+void app_objects_collect(struct app_objects *o);
+
+/** Work requests posted and not yet executed, on any QP. */
+unsigned int app_objects_pending(const struct app_objects *o);
 
 /** Print what the objects did (one line per QP). */
 void app_objects_print(FILE *out, const struct app_objects *o);

@@ -10,17 +10,20 @@
 #include <rte_version.h>
 
 #include "mwpath.h"
+#include "mwp_pmd.h"
 #include "options.h"
 
 #define DEFAULT_IDLE_EXIT_MS 100
 #define DEFAULT_TX_PCAP "mwpath-out.pcap"
 
-enum { OPT_IDLE_EXIT = 256, OPT_STATS_INTERVAL };
+enum { OPT_IDLE_EXIT = 256, OPT_STATS_INTERVAL, OPT_LCORES_PER_PORT, OPT_DUMP_DIR };
 
 static const struct option long_opts[] = {
 	{ "config", required_argument, NULL, 'c' },
 	{ "idle-exit", required_argument, NULL, OPT_IDLE_EXIT },
 	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "lcores-per-port", required_argument, NULL, OPT_LCORES_PER_PORT },
+	{ "dump-dir", required_argument, NULL, OPT_DUMP_DIR },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -53,6 +56,11 @@ app_usage(void)
 "                          milliseconds (how a pcap replay ends);\n"
 "                          default: %u with the default EAL options, else off\n"
 "      --stats-interval S  print per-port counters every S seconds (default off)\n"
+"      --lcores-per-port N rx/tx queues per port, each polled by its own lcore\n"
+"                          where there are enough (default 1; RSS spreads\n"
+"                          frames by UDP ports, so a QP stays on one queue)\n"
+"      --dump-dir DIR      at exit, write objects.json, completions.json and\n"
+"                          mr-N.bin (each region's final bytes) to DIR\n"
 "  -h, --help              print this text and exit\n"
 "  -V, --version           print the version and exit\n"
 "\n"
@@ -91,6 +99,8 @@ app_options_parse(int argc, char **argv, struct app_options *o)
 	o->config = NULL;
 	o->idle_exit_ms = o->default_eal ? DEFAULT_IDLE_EXIT_MS : 0;
 	o->stats_interval_s = 0;
+	o->lcores_per_port = 1;
+	o->dump_dir = NULL;
 	optind = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":c:hV", long_opts, NULL)) != -1) {
@@ -105,6 +115,18 @@ app_options_parse(int argc, char **argv, struct app_options *o)
 		case OPT_STATS_INTERVAL:
 			if (parse_u32("stats-interval", optarg, 86400, &o->stats_interval_s))
 				return APP_PARSE_EXIT_USAGE;
+			break;
+		case OPT_LCORES_PER_PORT:
+			if (parse_u32("lcores-per-port", optarg, MWP_MAX_QUEUES_PER_LCORE,
+				      &o->lcores_per_port))
+				return APP_PARSE_EXIT_USAGE;
+			if (o->lcores_per_port == 0) {
+				fprintf(stderr, "mwpath: --lcores-per-port: 0 lcores cannot poll a port\n");
+				return APP_PARSE_EXIT_USAGE;
+			}
+			break;
+		case OPT_DUMP_DIR:
+			o->dump_dir = optarg;
 			break;
 		case 'h':
 			app_usage();

@@ -10,6 +10,8 @@ struct app_options {
 	const char *config;		/**< configuration file */
 	uint32_t idle_exit_ms;		/**< 0: run until a signal */
 	uint32_t stats_interval_s;	/**< 0: no periodic stats */
+	uint32_t lcores_per_port;	/**< queues (and lcores) per port */
+	const char *dump_dir;		/**< write objects/completions/MRs here */
 	bool default_eal;		/**< no EAL options were given */
 };
 

@@ -164,6 +164,7 @@ class Cli(unittest.TestCase):
 
     def test_bad_verbs_sections_name_file_line_section_and_key(self):
         base = "[pd 0]\n[cq 0]\n"
+        QP = "[qp 0x11]\npd = 0\ncq = 0\nremote_ipv4 = 192.0.2.2\n"
         cases = [
             ("[mr 0]\npd = 3\n", r".*:4: \[mr 0\] pd: no \[pd 3\]"),
             ("[mr 0]\npd = 0\naccess = remote_sing\n", r".*:5: \[mr 0\] access: 'remote_sing'"),
@@ -173,7 +174,17 @@ class Cli(unittest.TestCase):
             ("[qp 0x11]\ntype = xrc\n", r".*:4: \[qp 0x11\] type: 'xrc' is not rc or uc"),
             ("[qp 0x11]\nrecv = lots\n", r".*:4: \[qp 0x11\] recv: 'lots' is not COUNTxSIZE"),
             ("[qp 1]\n", r".*:3: \[qp 1\]: QP numbers go from 2"),
-            ("[wr 0]\nqp = 0x11\nopcode = send\n", r".*:5: \[wr 0\] opcode: 'send'"),
+            ("[wr 0]\nqp = 0x11\nopcode = write\n", r".*:5: \[wr 0\] opcode: 'write'"),
+            ("[wr 0]\nqp = 0x11\nafter_rx = soon\n", r".*:5: \[wr 0\] after_rx: 'soon'"),
+            ("[mr 0]\npd = 0\nrkey = 0x1ffffffff\n", r".*:5: \[mr 0\] rkey: "),
+            ("[qp 0x11]\nremote_mac = 01:00:5e:00:00:01\n",
+             r".*:4: \[qp 0x11\] remote_mac: .*not a unicast MAC"),
+            (QP + "[wr 0]\nqp = 0x11\nopcode = send\n", r".*:\d+: \[wr 0\] qp: \[qp 0x11\] needs remote_mac"),
+            (QP + "remote_mac = 02:00:00:00:00:99\n[wr 0]\nqp = 0x11\nopcode = send_with_inv\n",
+             r".*:\d+: \[wr 0\] rkey: send_with_inv needs an rkey"),
+            (QP + "remote_mac = 02:00:00:00:00:99\n[mr 0]\npd = 0\nlength = 64\n"
+             "[wr 0]\nqp = 0x11\nopcode = send\nmr = 0\naddr = 60\nlength = 8\n",
+             r".*:\d+: \[wr 0\] length: .*not inside it"),
             ("[wr 0]\nqp = 0x42\nopcode = local_inv\nrkey = 1\n", r".*:4: \[wr 0\] qp: no \[qp 0x42\]"),
         ]
         for text, pattern in cases:

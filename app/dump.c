@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * --dump-dir: what a run leaves behind for a regression test to compare --
+ * objects.json (every PD, MR, MW, CQ and QP with its keys, state, bound
+ * range and counters), completions.json (every CQE in order, per CQ) and
+ * mr-N.bin (the final bytes of each region).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dump.h"
+#include "mwp_priv.h"
+
+static const char *
+wc_status_name(enum ibv_wc_status s)
+{
+	static const char *const names[] = {
+		[IBV_WC_SUCCESS] = "success",
+		[IBV_WC_LOC_LEN_ERR] = "loc_len_err",
+		[IBV_WC_LOC_QP_OP_ERR] = "loc_qp_op_err",
+		[IBV_WC_LOC_EEC_OP_ERR] = "loc_eec_op_err",
+		[IBV_WC_LOC_PROT_ERR] = "loc_prot_err",
+		[IBV_WC_WR_FLUSH_ERR] = "wr_flush_err",
+		[IBV_WC_MW_BIND_ERR] = "mw_bind_err",
+		[IBV_WC_BAD_RESP_ERR] = "bad_resp_err",
+		[IBV_WC_LOC_ACCESS_ERR] = "loc_access_err",
+		[IBV_WC_REM_INV_REQ_ERR] = "rem_inv_req_err",
+		[IBV_WC_REM_ACCESS_ERR] = "rem_access_err",
+		[IBV_WC_REM_OP_ERR] = "rem_op_err",
+		[IBV_WC_RETRY_EXC_ERR] = "retry_exc_err",
+		[IBV_WC_RNR_RETRY_EXC_ERR] = "rnr_retry_exc_err",
+		[IBV_WC_LOC_RDD_VIOL_ERR] = "loc_rdd_viol_err",
+		[IBV_WC_REM_INV_RD_REQ_ERR] = "rem_inv_rd_req_err",
+		[IBV_WC_REM_ABORT_ERR] = "rem_abort_err",
+		[IBV_WC_INV_EECN_ERR] = "inv_eecn_err",
+		[IBV_WC_INV_EEC_STATE_ERR] = "inv_eec_state_err",
+		[IBV_WC_FATAL_ERR] = "fatal_err",
+		[IBV_WC_RESP_TIMEOUT_ERR] = "resp_timeout_err",
+		[IBV_WC_GENERAL_ERR] = "general_err",
+	};
+
+	return (unsigned int)s < RTE_DIM(names) && names[s] ? names[s] : "unknown";
+}
+
+static const char *
+wc_opcode_name(enum ibv_wc_opcode op)
+{
+	switch (op) {
+	case IBV_WC_SEND: return "send";
+	case IBV_WC_RDMA_WRITE: return "rdma_write";
+	case IBV_WC_RDMA_READ: return "rdma_read";
+	case IBV_WC_COMP_SWAP: return "comp_swap";
+	case IBV_WC_FETCH_ADD: return "fetch_add";
+	case IBV_WC_BIND_MW: return "bind_mw";
+	case IBV_WC_LOCAL_INV: return "local_inv";
+	case IBV_WC_RECV: return "recv";
+	case IBV_WC_RECV_RDMA_WITH_IMM: return "recv_rdma_with_imm";
+	default: return "other";
+	}
+}
+
+static const char *
+qp_state_name(enum ibv_qp_state s)
+{
+	static const char *const names[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
+		[IBV_QPS_RTS] = "RTS", [IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	return (unsigned int)s < RTE_DIM(names) && names[s] ? names[s] : "?";
+}
+
+/* ["remote_write", ...] in the configuration's spelling */
+static void
+access_json(FILE *f, unsigned int a)
+{
+	static const struct { unsigned int bit; const char *name; } names[] = {
+		{ IBV_ACCESS_LOCAL_WRITE, "local_write" },
+		{ IBV_ACCESS_REMOTE_WRITE, "remote_write" },
+		{ IBV_ACCESS_REMOTE_READ, "remote_read" },
+		{ IBV_ACCESS_REMOTE_ATOMIC, "remote_atomic" },
+		{ IBV_ACCESS_MW_BIND, "mw_bind" },
+		{ IBV_ACCESS_ZERO_BASED, "zero_based" },
+	};
+	const char *sep = "";
+
+	fputc('[', f);
+	for (size_t i = 0; i < RTE_DIM(names); i++)
+		if (a & names[i].bit) {
+			fprintf(f, "%s\"%s\"", sep, names[i].name);
+			sep = ", ";
+		}
+	fputc(']', f);
+}
+
+/* The live descriptor of a key (no reader runs any more), or NULL. */
+static const struct mwp_binding *
+live(const struct app_objects *o, uint32_t rkey)
+{
+	return mwp_keys_lookup(mwp_device_keys(o->ctx), rkey);
+}
+
+static void
+counters_json(FILE *f, const struct mwp_binding *b)
+{
+	if (b == NULL)
+		fprintf(f, "null");
+	else
+		fprintf(f, "{\"allowed\": %" PRIu64 ", \"denied\": %" PRIu64 "}",
+			b->allowed, b->denied);
+}
+
+static int
+config_mr_index(const struct app_objects *o, const struct mwp_mr *mr)
+{
+	for (int i = 0; i < APP_MAX_OBJ; i++)
+		if (o->mr[i] != NULL && to_mmr(o->mr[i]) == mr)
+			return i;
+	return -1;
+}
+
+static void
+dump_mrs(FILE *f, const struct app_objects *o)
+{
+	const char *sep = "";
+
+	fprintf(f, "  \"mrs\": [");
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
+		const struct ibv_mr *mr = o->mr[i];
+
+		if (mr == NULL)
+			continue;
+		fprintf(f, "%s\n    {\"index\": %u, \"pd\": %u, \"lkey\": %" PRIu32
+			", \"rkey\": %" PRIu32 ", \"iova\": %" PRIu64 ", \"length\": %zu, "
+			"\"access\": ", sep, i, o->cfg->mr[i].pd, mr->lkey, mr->rkey,
+			to_mmr(mr)->iova, mr->length);
+		access_json(f, to_mmr(mr)->access);
+		fprintf(f, ", \"bound_windows\": %" PRIu32 ", \"counters\": ",
+			to_mmr(mr)->bound_mws);
+		counters_json(f, live(o, mr->rkey));
+		fputc('}', f);
+		sep = ",";
+	}
+	fprintf(f, "\n  ],\n");
+}
+
+static void
+dump_mws(FILE *f, const struct app_objects *o)
+{
+	const char *sep = "";
+
+	fprintf(f, "  \"mws\": [");
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
+		const struct mwp_mw *mw;
+		const struct mwp_binding *b;
+
+		if (o->mw[i] == NULL)
+			continue;
+		mw = to_mmw(o->mw[i]);
+		b = mw->state == MWP_MW_VALID ? live(o, mw->cur_rkey) : NULL;
+		fprintf(f, "%s\n    {\"index\": %u, \"pd\": %u, \"type\": %u, \"rkey\": %"
+			PRIu32 ", \"state\": \"%s\", \"bound\": ", sep, i,
+			o->cfg->mw[i].pd, o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2,
+			mw->cur_rkey, mw->state == MWP_MW_VALID ? "valid" : "free");
+		if (b == NULL) {
+			fprintf(f, "null");
+		} else {
+			fprintf(f, "{\"mr\": %d, \"va\": %" PRIu64 ", \"length\": %" PRIu64
+				", \"zero_based\": %s, \"qp\": ", config_mr_index(o, mw->mr),
+				b->va, b->length, b->zero_based ? "true" : "false");
+			if (b->kind == MWP_KEY_MW2)
+				fprintf(f, "%" PRIu32, b->qpn);
+			else
+				fprintf(f, "null");
+			fprintf(f, ", \"access\": ");
+			access_json(f, b->access);
+			fputc('}', f);
+		}
+		fprintf(f, ", \"counters\": ");
+		counters_json(f, b);
+		fputc('}', f);
+		sep = ",";
+	}
+	fprintf(f, "\n  ],\n");
+}
+
+static void
+dump_qps(FILE *f, const struct app_objects *o)
+{
+	const char *sep = "";
+
+	fprintf(f, "  \"qps\": [");
+	for (unsigned int i = 0; i < o->nb_qps; i++) {
+		const struct app_qp *c = &o->cfg->qp[i];
+		const struct mwp_qp *qp = to_mqp(o->qp[i]);
+		const struct mwp_qp_stats *s = &qp->resp.st;
+
+		fprintf(f, "%s\n    {\"qpn\": %" PRIu32 ", \"type\": \"%s\", \"state\": \"%s\", "
+			"\"port\": %u, \"pd\": %u, \"cq\": %u, \"remote_qpn\": %" PRIu32
+			", \"rq_psn\": %" PRIu32 ", \"sq_psn\": %" PRIu32 ", \"msn\": %" PRIu32
+			", \"counters\": {\"rx_pkts\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
+			", \"acks\": %" PRIu64 ", \"naks\": {\"0x60\": %" PRIu64
+			", \"0x61\": %" PRIu64 ", \"0x62\": %" PRIu64 ", \"0x63\": %" PRIu64
+			"}, \"rnr_naks\": %" PRIu64 ", \"duplicates\": %" PRIu64
+			", \"read_resps\": %" PRIu64 ", \"atomics\": %" PRIu64
+			", \"acks_rx\": %" PRIu64 ", \"drops\": %" PRIu64
+			", \"requests_sent\": %" PRIu64 ", \"denied\": {",
+			sep, c->qpn, c->uc ? "uc" : "rc", qp_state_name(o->qp[i]->state),
+			c->port, c->pd, c->cq, qp->dest_qpn, qp->resp.epsn, qp->sq_psn,
+			qp->resp.msn, s->rx_pkts, s->rx_bytes, s->acks, s->naks[0],
+			s->naks[1], s->naks[2], s->naks[3], s->rnr_naks, s->duplicates,
+			s->read_resps, s->atomics, s->acks_rx, s->drops, qp->req_sent_pkts);
+		for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
+			fprintf(f, "%s\"%s\": %" PRIu64, d > 1 ? ", " : "",
+				mwp_deny_name(d), s->denied[d]);
+		fprintf(f, "}}}");
+		sep = ",";
+	}
+	fprintf(f, "\n  ]\n");
+}
+
+static int
+write_objects(const char *dir, const struct app_objects *o)
+{
+	char path[4096];
+	const char *sep = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/objects.json", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "{\n  \"pds\": [");
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
+		if (o->pd[i] != NULL) {
+			fprintf(f, "%s{\"index\": %u, \"handle\": %" PRIu32 "}", sep, i,
+				o->pd[i]->handle);
+			sep = ", ";
+		}
+	fprintf(f, "],\n");
+	dump_mrs(f, o);
+	dump_mws(f, o);
+	fprintf(f, "  \"cqs\": [");
+	sep = "";
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
+		if (o->cq[i] != NULL) {
+			fprintf(f, "%s{\"index\": %u, \"depth\": %d, \"completions\": %zu, "
+				"\"overruns\": %" PRIu64 "}", sep, i, o->cq[i]->cqe,
+				o->log[i].n, to_mcq(o->cq[i])->overruns);
+			sep = ", ";
+		}
+	fprintf(f, "],\n");
+	dump_qps(f, o);
+	fprintf(f, "}\n");
+	return fclose(f);
+}
+
+static int
+write_completions(const char *dir, const struct app_objects *o)
+{
+	char path[4096];
+	const char *sep = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/completions.json", dir);
+	f = fopen(path, "w");
+	if (f == NULL)
+		return -1;
+	fprintf(f, "{\n  \"cqs\": [");
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
+		const struct app_cqe_log *l = &o->log[i];
+
+		if (o->cq[i] == NULL)
+			continue;
+		fprintf(f, "%s\n    {\"cq\": %u, \"completions\": [", sep, i);
+		for (size_t k = 0; k < l->n; k++) {
+			const struct ibv_wc *wc = &l->wc[k];
+
+			fprintf(f, "%s\n      {\"wr_id\": %" PRIu64 ", \"status\": \"%s\", "
+				"\"opcode\": \"%s\", \"qp_num\": %" PRIu32 ", \"byte_len\": %"
+				PRIu32, k ? "," : "", wc->wr_id, wc_status_name(wc->status),
+				wc_opcode_name(wc->opcode), wc->qp_num, wc->byte_len);
+			if (wc->wc_flags & IBV_WC_WITH_IMM)
+				fprintf(f, ", \"imm_data\": %" PRIu32, rte_be_to_cpu_32(wc->imm_data));
+			if (wc->wc_flags & IBV_WC_WITH_INV)
+				fprintf(f, ", \"invalidated_rkey\": %" PRIu32, wc->invalidated_rkey);
+			fputc('}', f);
+		}
+		fprintf(f, "%s]}", l->n ? "\n    " : "");
+		sep = ",";
+	}
+	fprintf(f, "\n  ]\n}\n");
+	return fclose(f);
+}
+
+static int
+write_mrs(const char *dir, const struct app_objects *o)
+{
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
+		char path[4096];
+		FILE *f;
+		size_t n;
+
+		if (o->mr[i] == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/mr-%u.bin", dir, i);
+		f = fopen(path, "wb");
+		if (f == NULL)
+			return -1;
+		n = fwrite(o->mem[i], 1, o->mr[i]->length, f);
+		if (fclose(f) != 0 || n != o->mr[i]->length)
+			return -1;
+	}
+	return 0;
+}
+
+int
+app_dump(const char *dir, const struct app_objects *o)
+{
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, "mwpath: --dump-dir %s: %s\n", dir, strerror(errno));
+		return -1;
+	}
+	if (o->ctx == NULL)
+		return 0;
+	if (write_objects(dir, o) != 0 || write_completions(dir, o) != 0 ||
+	    write_mrs(dir, o) != 0) {
+		fprintf(stderr, "mwpath: --dump-dir %s: cannot write: %s\n", dir,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}

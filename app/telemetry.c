@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rte_telemetry commands, read with dpdk-telemetry.py:
+ *   /mwpath/stats[,PORT]  per-port packet counters, drops by reason,
+ *                         answers, denials
+ *   /mwpath/qp[,QPN]      per-QP state and counters
+ *   /mwpath/keys[,RKEY]   live R_Keys with their range and access counters
+ * The callbacks run on DPDK's telemetry thread.  Counters are read as the
+ * lcores leave them (64-bit loads, no locks); the key walk takes the
+ * device lock, as binds do.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <rte_telemetry.h>
+
+#include "mwp_priv.h"
+#include "telemetry.h"
+
+static const struct app_run *t_run;
+static const struct app_objects *t_objs;
+
+static bool
+parse_num(const char *params, uint64_t max, uint64_t *out)
+{
+	char *end;
+
+	if (params == NULL || *params == '\0')
+		return false;
+	*out = strtoull(params, &end, 0);
+	return *end == '\0' && *out <= max;
+}
+
+static void
+port_dict(struct rte_tel_data *d, uint16_t pid)
+{
+	struct mwp_stats s;
+	char name[64];
+
+	app_port_stats(t_run, pid, &s);
+	rte_tel_data_add_dict_u64(d, "rx_pkts", s.rx_pkts);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", s.rx_bytes);
+	rte_tel_data_add_dict_u64(d, "tx_pkts", s.tx_pkts);
+	rte_tel_data_add_dict_u64(d, "tx_bytes", s.tx_bytes);
+	rte_tel_data_add_dict_u64(d, "accepted", s.accepted);
+	rte_tel_data_add_dict_u64(d, "dropped", mwp_stats_dropped(&s));
+	for (unsigned int r = 1; r < MWP_DROP__MAX; r++) {
+		snprintf(name, sizeof(name), "drop_%s", mwp_drop_name(r));
+		rte_tel_data_add_dict_u64(d, name, s.drop[r]);
+	}
+	rte_tel_data_add_dict_u64(d, "acks", s.acks);
+	for (unsigned int k = 0; k < 4; k++) {
+		snprintf(name, sizeof(name), "nak_0x%x", 0x60 + k);
+		rte_tel_data_add_dict_u64(d, name, s.naks[k]);
+	}
+	rte_tel_data_add_dict_u64(d, "rnr_naks", s.rnr_naks);
+	rte_tel_data_add_dict_u64(d, "duplicates", s.duplicates);
+	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {
+		snprintf(name, sizeof(name), "denied_%s", mwp_deny_name(r));
+		rte_tel_data_add_dict_u64(d, name, s.denied[r]);
+	}
+}
+
+static int
+cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t pid;
+
+	RTE_SET_USED(cmd);
+	rte_tel_data_start_dict(d);
+	if (parse_num(params, t_run->nb_ports - 1, &pid)) {
+		port_dict(d, (uint16_t)pid);
+		return 0;
+	}
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	for (uint16_t p = 0; p < t_run->nb_ports; p++) {
+		struct rte_tel_data *pd = rte_tel_data_alloc();
+		char name[16];
+
+		if (pd == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(pd);
+		port_dict(pd, p);
+		snprintf(name, sizeof(name), "port%u", p);
+		rte_tel_data_add_dict_container(d, name, pd, 0);
+	}
+	return 0;
+}
+
+static const char *
+state_name(enum ibv_qp_state s)
+{
+	switch (s) {
+	case IBV_QPS_RESET: return "RESET";
+	case IBV_QPS_INIT: return "INIT";
+	case IBV_QPS_RTR: return "RTR";
+	case IBV_QPS_RTS: return "RTS";
+	case IBV_QPS_ERR: return "ERR";
+	default: return "?";
+	}
+}
+
+static void
+qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
+{
+	const struct mwp_qp *qp = to_mqp(ibqp);
+	const struct mwp_qp_stats *s = &qp->resp.st;
+	char name[64];
+
+	rte_tel_data_add_dict_u64(d, "qpn", ibqp->qp_num);
+	rte_tel_data_add_dict_string(d, "type", ibqp->qp_type == IBV_QPT_RC ? "rc" : "uc");
+	rte_tel_data_add_dict_string(d, "state", state_name(ibqp->state));
+	rte_tel_data_add_dict_u64(d, "expected_psn", qp->resp.epsn);
+	rte_tel_data_add_dict_u64(d, "msn", qp->resp.msn);
+	rte_tel_data_add_dict_u64(d, "sq_psn", qp->sq_psn);
+	rte_tel_data_add_dict_u64(d, "rx_pkts", s->rx_pkts);
+	rte_tel_data_add_dict_u64(d, "rx_bytes", s->rx_bytes);
+	rte_tel_data_add_dict_u64(d, "acks", s->acks);
+	for (unsigned int k = 0; k < 4; k++) {
+		snprintf(name, sizeof(name), "nak_0x%x", 0x60 + k);
+		rte_tel_data_add_dict_u64(d, name, s->naks[k]);
+	}
+	rte_tel_data_add_dict_u64(d, "rnr_naks", s->rnr_naks);
+	rte_tel_data_add_dict_u64(d, "duplicates", s->duplicates);
+	rte_tel_data_add_dict_u64(d, "read_resps", s->read_resps);
+	rte_tel_data_add_dict_u64(d, "atomics", s->atomics);
+	rte_tel_data_add_dict_u64(d, "acks_rx", s->acks_rx);
+	rte_tel_data_add_dict_u64(d, "drops", s->drops);
+	rte_tel_data_add_dict_u64(d, "requests_sent", qp->req_sent_pkts);
+	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {
+		snprintf(name, sizeof(name), "denied_%s", mwp_deny_name(r));
+		rte_tel_data_add_dict_u64(d, name, s->denied[r]);
+	}
+}
+
+static int
+cmd_qp(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t qpn;
+	bool one = parse_num(params, 0xffffff, &qpn);
+
+	RTE_SET_USED(cmd);
+	if (!one && params != NULL && *params != '\0')
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	for (unsigned int i = 0; i < t_objs->nb_qps; i++) {
+		const struct ibv_qp *qp = t_objs->qp[i];
+		struct rte_tel_data *qd;
+		char name[16];
+
+		if (one) {
+			if (qp->qp_num == qpn) {
+				qp_dict(d, qp);
+				return 0;
+			}
+			continue;
+		}
+		qd = rte_tel_data_alloc();
+		if (qd == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(qd);
+		qp_dict(qd, qp);
+		snprintf(name, sizeof(name), "0x%x", qp->qp_num);
+		rte_tel_data_add_dict_container(d, name, qd, 0);
+	}
+	return one ? -ENOENT : 0;
+}
+
+struct keys_walk {
+	struct rte_tel_data *d;
+	bool one;
+	uint32_t rkey;
+	unsigned int shown, skipped;
+};
+
+static void
+key_dict(struct rte_tel_data *d, const struct mwp_binding *b)
+{
+	static const char *const kinds[] = { "mr", "mw1", "mw2" };
+
+	rte_tel_data_add_dict_u64(d, "rkey", b->rkey);
+	rte_tel_data_add_dict_string(d, "kind", b->kind < 3 ? kinds[b->kind] : "?");
+	rte_tel_data_add_dict_u64(d, "va", b->va);
+	rte_tel_data_add_dict_u64(d, "length", b->length);
+	rte_tel_data_add_dict_u64(d, "zero_based", b->zero_based);
+	rte_tel_data_add_dict_u64(d, "access", b->access);
+	if (b->kind == MWP_KEY_MW2)
+		rte_tel_data_add_dict_u64(d, "qpn", b->qpn);
+	rte_tel_data_add_dict_u64(d, "allowed", b->allowed);
+	rte_tel_data_add_dict_u64(d, "denied", b->denied);
+}
+
+static void
+key_cb(const struct mwp_binding *b, void *arg)
+{
+	struct keys_walk *w = arg;
+	struct rte_tel_data *kd;
+	char name[16];
+
+	if (w->one) {
+		if (b->rkey == w->rkey) {
+			key_dict(w->d, b);
+			w->shown++;
+		}
+		return;
+	}
+	/* a dict holds RTE_TEL_MAX_DICT_ENTRIES; one is "live" */
+	if (w->shown + 2 >= RTE_TEL_MAX_DICT_ENTRIES || (kd = rte_tel_data_alloc()) == NULL) {
+		w->skipped++;
+		return;
+	}
+	rte_tel_data_start_dict(kd);
+	key_dict(kd, b);
+	snprintf(name, sizeof(name), "0x%08x", b->rkey);
+	rte_tel_data_add_dict_container(w->d, name, kd, 0);
+	w->shown++;
+}
+
+static int
+cmd_keys(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	struct keys_walk w = { .d = d };
+	uint64_t rkey = 0;
+	unsigned int live;
+
+	RTE_SET_USED(cmd);
+	if (t_objs->ctx == NULL)
+		return -ENOENT;
+	w.one = parse_num(params, UINT32_MAX, &rkey);
+	if (!w.one && params != NULL && *params != '\0')
+		return -EINVAL;
+	w.rkey = (uint32_t)rkey;
+	rte_tel_data_start_dict(d);
+	live = mwp_device_keys_walk(t_objs->ctx, key_cb, &w);
+	if (w.one)
+		return w.shown != 0 ? 0 : -ENOENT;
+	rte_tel_data_add_dict_u64(d, "live", live);
+	if (w.skipped != 0)
+		rte_tel_data_add_dict_u64(d, "not_shown", w.skipped);
+	return 0;
+}
+
+void
+app_telemetry_init(const struct app_run *run, const struct app_objects *objs)
+{
+	t_run = run;
+	t_objs = objs;
+	rte_telemetry_register_cmd("/mwpath/stats", cmd_stats,
+		"Per-port counters: packets, drops by reason, answers, denials. "
+		"Parameters: port id (optional)");
+	rte_telemetry_register_cmd("/mwpath/qp", cmd_qp,
+		"Per-QP state and counters. Parameters: QPN (optional)");
+	rte_telemetry_register_cmd("/mwpath/keys", cmd_keys,
+		"Live R_Keys: range, access, counters. Parameters: rkey (optional)");
+}
