@@ -31,6 +31,15 @@ mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues, struct rte_mempool *mp,
 			info.max_rx_queues, info.max_tx_queues);
 		return -EINVAL;
 	}
+	/* Several queues: spread by UDP ports.  A RoCE NIC keeps one UDP
+	 * source port per QP, so each QP stays on one queue (its responder
+	 * state has one writer).  Devices without RSS (pcap: one file per
+	 * queue) spread frames themselves. */
+	if (nb_queues > 1 && (info.flow_type_rss_offloads & RTE_ETH_RSS_UDP) != 0) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			info.flow_type_rss_offloads & RTE_ETH_RSS_UDP;
+	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 	ret = rte_eth_dev_configure(port_id, nb_queues, nb_queues, &conf);
