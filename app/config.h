@@ -16,6 +16,7 @@
 #define APP_MAX_OBJ	64	/* [pd N], [mr N], [mw N], [cq N]: N below this */
 #define APP_MAX_QP	64	/* [qp N] sections */
 #define APP_MAX_WR	256	/* [wr N] sections */
+#define APP_MAX_RECV	256	/* [recv N] sections */
 
 struct app_mr {
 	bool present;
@@ -51,6 +52,7 @@ struct app_qp {
 	bool has_remote;
 	uint32_t rq_psn, sq_psn;
 	unsigned int max_dest_rd_atomic;
+	unsigned int min_rnr_timer;
 	unsigned int recv_count, recv_size;
 	bool has_remote_mac;
 	struct rte_ether_addr remote_mac;	/* where our SENDs go */
@@ -72,6 +74,19 @@ struct app_wr {
 	uint64_t after_rx;	/* post once the QP's port has received this many */
 };
 
+/** [recv N]: a receive whose buffers lie in configured regions. */
+struct app_recv {
+	char section[CFG_NAME_LEN];
+	uint32_t qpn;
+	uint64_t wr_id;
+	unsigned int nb_sge;
+	struct {
+		unsigned int mr;
+		uint64_t addr;	/* in the region's iova space (offset without one) */
+		uint32_t length;
+	} sge[4];
+};
+
 /** The configuration file. */
 struct app_config {
 	const char *file;			/**< where it came from */
@@ -85,6 +100,8 @@ struct app_config {
 	unsigned int nb_qps;
 	struct app_wr wr[APP_MAX_WR];		/**< [wr N], in file order */
 	unsigned int nb_wrs;
+	struct app_recv recv[APP_MAX_RECV];	/**< [recv N], in file order */
+	unsigned int nb_recvs;
 };
 
 /**

@@ -212,6 +212,10 @@ qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		if (num(v, 255, &x))
 			BAD("'%s' is not a number from 0 to 255", v);
 		qp->max_dest_rd_atomic = (unsigned int)x;
+	} else if (strcmp(k, "min_rnr_timer") == 0) {
+		if (num(v, 31, &x))
+			BAD("'%s' is not an RNR timer code from 0 to 31", v);
+		qp->min_rnr_timer = (unsigned int)x;
 	} else if (strcmp(k, "recv") == 0) {
 		unsigned int count, size;
 		char tail;
@@ -223,7 +227,7 @@ qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		qp->recv_size = size;
 	} else {
 		BAD("unknown key (known: pd, type, cq, port, access, remote_qpn, remote_mac, "
-		    "remote_ipv4, remote_ipv6, rq_psn, sq_psn, max_dest_rd_atomic, recv)");
+		    "remote_ipv4, remote_ipv6, rq_psn, sq_psn, max_dest_rd_atomic, min_rnr_timer, recv)");
 	}
 	return 0;
 }
@@ -289,6 +293,49 @@ wr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 	return 0;
 }
 
+static int
+recv_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
+	   void *obj)
+{
+	struct app_recv *r = obj;
+	uint64_t x;
+
+	if (strcmp(k, "qp") == 0) {
+		if (num(v, 0xffffff, &x))
+			BAD("'%s' is not a QP number", v);
+		r->qpn = (uint32_t)x;
+	} else if (strcmp(k, "wr_id") == 0) {
+		if (num(v, UINT64_MAX, &r->wr_id))
+			BAD("'%s' is not a number", v);
+	} else if (strcmp(k, "sge") == 0) {
+		char buf[256], *tok, *save;
+
+		r->nb_sge = 0;
+		if (strlen(v) >= sizeof(buf))
+			BAD("too long");
+		strcpy(buf, v);
+		for (tok = strtok_r(buf, ", ", &save); tok != NULL;
+		     tok = strtok_r(NULL, ", ", &save)) {
+			unsigned int mr;
+			unsigned long long addr, len;
+			char tail;
+
+			if (r->nb_sge == RTE_DIM(r->sge))
+				BAD("%zu SGEs at most", RTE_DIM(r->sge));
+			if (sscanf(tok, "%u:%lli:%lli%c", &mr, &addr, &len, &tail) != 3 ||
+			    mr >= APP_MAX_OBJ || len > UINT32_MAX)
+				BAD("'%s' is not MR:ADDR:LENGTH", tok);
+			r->sge[r->nb_sge].mr = mr;
+			r->sge[r->nb_sge].addr = addr;
+			r->sge[r->nb_sge].length = (uint32_t)len;
+			r->nb_sge++;
+		}
+	} else {
+		BAD("unknown key (known: qp, wr_id, sge)");
+	}
+	return 0;
+}
+
 #undef BAD
 
 int
@@ -336,7 +383,7 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 		qp = &cfg->qp[cfg->nb_qps++];
 		*qp = (struct app_qp){ .qpn = (uint32_t)idx,
 			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-			.max_dest_rd_atomic = 16 };
+			.max_dest_rd_atomic = 16, .min_rnr_timer = 12 };
 		snprintf(qp->section, sizeof(qp->section), "%s", sec);
 		return each_entry(cf, cfg, sec, qp_entry, qp);
 	}
@@ -352,8 +399,20 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 		snprintf(wr->section, sizeof(wr->section), "%s", sec);
 		return each_entry(cf, cfg, sec, wr_entry, wr);
 	}
+	if (strcmp(kind, "recv") == 0) {
+		struct app_recv *r;
+
+		if (cfg->nb_recvs == APP_MAX_RECV) {
+			app_conf_err(cfg->file, sec, NULL, "%d receives at most", APP_MAX_RECV);
+			return -1;
+		}
+		r = &cfg->recv[cfg->nb_recvs++];
+		*r = (struct app_recv){ .wr_id = idx };
+		snprintf(r->section, sizeof(r->section), "%s", sec);
+		return each_entry(cf, cfg, sec, recv_entry, r);
+	}
 	app_conf_err(cfg->file, sec, NULL,
-		     "unknown section kind '%s' (known: port, pd, mr, mw, cq, qp, wr)", kind);
+		     "unknown section kind '%s' (known: port, pd, mr, mw, cq, qp, wr, recv)", kind);
 	return -1;
 }
 
@@ -394,6 +453,25 @@ app_config_verbs_check(struct app_config *cfg)
 		for (unsigned int j = 0; j < i; j++)
 			if (cfg->qp[j].qpn == qp->qpn) {
 				app_conf_err(cfg->file, qp->section, NULL, "QP number used twice");
+				return -1;
+			}
+	}
+	for (unsigned int i = 0; i < cfg->nb_recvs; i++) {
+		const struct app_recv *r = &cfg->recv[i];
+		bool found = false;
+
+		for (unsigned int j = 0; j < cfg->nb_qps; j++)
+			found |= cfg->qp[j].qpn == r->qpn;
+		if (!found) {
+			app_conf_err(cfg->file, r->section, "qp", "no [qp %#x]", r->qpn);
+			return -1;
+		}
+		/* the range is the datapath's to check, as verbs does: an SGE
+		 * outside its region fails the receive (LOC_LEN_ERR) */
+		for (unsigned int g = 0; g < r->nb_sge; g++)
+			if (!cfg->mr[r->sge[g].mr].present) {
+				app_conf_err(cfg->file, r->section, "sge",
+					     "SGE %u names no [mr %u]", g, r->sge[g].mr);
 				return -1;
 			}
 	}

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -223,6 +224,43 @@ dump_qps(FILE *f, const struct app_objects *o)
 	fprintf(f, "\n  ]\n");
 }
 
+struct key_list {
+	uint32_t rkey[4096];
+	unsigned int n;
+};
+
+static void
+key_cb(const struct mwp_binding *b, void *arg)
+{
+	struct key_list *l = arg;
+
+	if (l->n < RTE_DIM(l->rkey))
+		l->rkey[l->n++] = b->rkey;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* every live R_Key, in increasing order */
+static void
+dump_keys(FILE *f, const struct app_objects *o)
+{
+	static struct key_list l;
+
+	l.n = 0;
+	mwp_device_keys_walk(o->ctx, key_cb, &l);
+	qsort(l.rkey, l.n, sizeof(l.rkey[0]), cmp_u32);
+	fprintf(f, "  \"live_keys\": [");
+	for (unsigned int i = 0; i < l.n; i++)
+		fprintf(f, "%s%" PRIu32, i ? ", " : "", l.rkey[i]);
+	fprintf(f, "],\n");
+}
+
 static int
 write_objects(const char *dir, const struct app_objects *o)
 {
@@ -254,6 +292,7 @@ write_objects(const char *dir, const struct app_objects *o)
 			sep = ", ";
 		}
 	fprintf(f, "],\n");
+	dump_keys(f, o);
 	dump_qps(f, o);
 	fprintf(f, "}\n");
 	return fclose(f);

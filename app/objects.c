@@ -52,7 +52,7 @@ qp_to_rts(struct ibv_qp *qp, const struct app_qp *c, unsigned int mtu)
 	a.dest_qp_num = c->remote_qpn;
 	a.rq_psn = c->rq_psn;
 	a.max_dest_rd_atomic = (uint8_t)c->max_dest_rd_atomic;
-	a.min_rnr_timer = 12;
+	a.min_rnr_timer = (uint8_t)c->min_rnr_timer;
 	ret = mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 			    (c->uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
@@ -78,13 +78,14 @@ find_qp(const struct app_config *cfg, const struct app_objects *o, uint32_t qpn)
 	return NULL;
 }
 
-/* The host address of byte addr of [mr N] as the configuration names it
- * (its iova space, or an offset when it has none). */
+/* The SGE address of byte addr of [mr N] as the configuration names it:
+ * verbs addresses a region registered with an iova in that space; without
+ * one, the configuration's addr is an offset from its start. */
 static uint64_t
-mr_host(const struct app_config *cfg, const struct app_objects *o, unsigned int mr,
-	uint64_t addr)
+mr_sge_addr(const struct app_config *cfg, const struct app_objects *o, unsigned int mr,
+	    uint64_t addr)
 {
-	return (uintptr_t)o->mem[mr] + addr - (cfg->mr[mr].has_iova ? cfg->mr[mr].iova : 0);
+	return cfg->mr[mr].has_iova ? addr : (uintptr_t)o->mem[mr] + addr;
 }
 
 static int
@@ -106,7 +107,7 @@ post_wr(const struct app_config *cfg, struct app_objects *o, const struct app_wr
 		wr.opcode = w->op == APP_WR_SEND ? IBV_WR_SEND : IBV_WR_SEND_WITH_INV;
 		wr.invalidate_rkey = w->rkey;
 		if (w->length != 0) {
-			sge.addr = mr_host(cfg, o, w->mr, w->addr);
+			sge.addr = mr_sge_addr(cfg, o, w->mr, w->addr);
 			sge.length = (uint32_t)w->length;
 			sge.lkey = o->mr[w->mr]->lkey;
 			wr.sg_list = &sge;
@@ -361,10 +362,14 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		struct ibv_qp_init_attr ia = {
 			.send_cq = o->cq[c->cq], .recv_cq = o->cq[c->cq],
 			.qp_type = c->uc ? IBV_QPT_UC : IBV_QPT_RC,
-			.cap = { .max_send_wr = 256, .max_recv_wr = RTE_MAX(c->recv_count, 1u),
-				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.cap = { .max_send_wr = 256, .max_send_sge = 1, .max_recv_sge = 4 },
 		};
+		unsigned int recvs = c->recv_count;
 		int ret;
+
+		for (unsigned int r = 0; r < cfg->nb_recvs; r++)
+			recvs += cfg->recv[r].qpn == c->qpn;
+		ia.cap.max_recv_wr = RTE_MAX(recvs, 1u);
 
 		if (c->port >= run->nb_ports) {
 			fprintf(stderr, "mwpath: %s: [%s] port: the EAL has %u port%s\n",
@@ -407,6 +412,26 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 				if (ibv_post_recv(o->qp[i], &wr, &bad) != 0)
 					goto nomem;
 			}
+		}
+	}
+	for (unsigned int i = 0; i < cfg->nb_recvs; i++) {
+		const struct app_recv *r = &cfg->recv[i];
+		struct ibv_sge sge[RTE_DIM(r->sge)];
+		struct ibv_recv_wr wr = { .wr_id = r->wr_id, .sg_list = sge,
+					  .num_sge = (int)r->nb_sge };
+		struct ibv_recv_wr *bad;
+		int ret;
+
+		for (unsigned int g = 0; g < r->nb_sge; g++) {
+			sge[g].addr = mr_sge_addr(cfg, o, r->sge[g].mr, r->sge[g].addr);
+			sge[g].length = r->sge[g].length;
+			sge[g].lkey = o->mr[r->sge[g].mr]->lkey;
+		}
+		ret = ibv_post_recv(find_qp(cfg, o, r->qpn), &wr, &bad);
+		if (ret != 0) {
+			fprintf(stderr, "mwpath: %s: [%s]: posting failed: %s\n", cfg->file,
+				r->section, strerror(ret));
+			return -1;
 		}
 	}
 	return run_wrs(o);

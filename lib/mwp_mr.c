@@ -41,7 +41,7 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 {
 	struct mwp_dev *d = to_mdev(ibpd->context);
 	struct mwp_mr *mr;
-	struct mwp_binding *b;
+	struct mwp_binding *b, *lb;
 	int slot, ret;
 
 	/* C10-?: remote write or atomic access needs local write (verbs). */
@@ -90,15 +90,33 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	b->host = addr;
 	b->mr_host = addr;
 	b->mr_length = length;
+	/*
+	 * The responder finds the regions of receive SGEs by L_Key in the
+	 * same table.  A pinned R_Key differs from the L_Key, so the L_Key
+	 * gets its own descriptor, with no remote rights: a peer naming it
+	 * is refused as for any region without them.
+	 */
+	lb = NULL;
+	if (pinned) {
+		lb = mwp_binding_alloc(d->keys);
+		if (lb == NULL) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		*lb = *b;
+		lb->rkey = mr->ibmr.lkey;
+		lb->access = 0;
+		ret = mwp_keys_publish(d->keys, lb);
+		if (ret != 0)
+			goto fail;
+	}
 	ret = mwp_keys_publish(d->keys, b);
 	if (ret != 0) {
-		/* the slot stays free; its hint moves past it only on success */
-		d->mr_hint = RTE_MIN(d->mr_hint, (uint32_t)slot);
-		pthread_mutex_unlock(&d->lock);
-		mwp_binding_free(b);
-		free(mr);
-		errno = ret == -EEXIST ? EEXIST : ENOMEM;
-		return NULL;
+		if (lb != NULL) {
+			mwp_keys_revoke(d->keys, lb->rkey);
+			lb = NULL;	/* the table frees it after a grace period */
+		}
+		goto fail;
 	}
 	d->mr_gen[slot]++;
 	d->mr_by_idx[slot] = mr;
@@ -106,6 +124,15 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	to_mpd(ibpd)->users++;
 	pthread_mutex_unlock(&d->lock);
 	return &mr->ibmr;
+fail:
+	/* the slot stays free; its hint moves past it only on success */
+	d->mr_hint = RTE_MIN(d->mr_hint, (uint32_t)slot);
+	pthread_mutex_unlock(&d->lock);
+	mwp_binding_free(b);
+	mwp_binding_free(lb);
+	free(mr);
+	errno = ret == -EEXIST ? EEXIST : ENOMEM;
+	return NULL;
 }
 
 struct ibv_mr *
@@ -140,6 +167,8 @@ mwp_dereg_mr(struct ibv_mr *ibmr)
 		return EBUSY;
 	}
 	mwp_keys_revoke(d->keys, ibmr->rkey);
+	if (ibmr->lkey != ibmr->rkey)
+		mwp_keys_revoke(d->keys, ibmr->lkey);	/* a pinned R_Key's alias */
 	d->mr_by_idx[ibmr->handle] = NULL;
 	d->mr_hint = RTE_MIN(d->mr_hint, ibmr->handle);
 	d->nb_mrs--;

@@ -59,9 +59,11 @@ req_flow(const struct mwp_qp *qp, struct mwp_flow *f)
 	return 0;
 }
 
-/* Copy len bytes starting at byte off of the WQE's gather list to dst. */
+/* Copy len bytes starting at byte off of the WQE's gather list to dst;
+ * host[i] is where SGE i starts in memory. */
 static void
-gather(const struct mwp_wqe *w, uint64_t off, uint8_t *dst, uint32_t len)
+gather(const struct mwp_wqe *w, uint8_t *const *host, uint64_t off, uint8_t *dst,
+       uint32_t len)
 {
 	for (uint32_t i = 0; i < w->num_sge && len != 0; i++) {
 		uint64_t l = w->sge[i].length;
@@ -71,32 +73,33 @@ gather(const struct mwp_wqe *w, uint64_t off, uint8_t *dst, uint32_t len)
 			continue;
 		}
 		l = RTE_MIN(l - off, (uint64_t)len);
-		memcpy(dst, (const uint8_t *)(uintptr_t)(w->sge[i].addr + off), l);
+		memcpy(dst, host[i] + off, l);
 		dst += l;
 		len -= (uint32_t)l;
 		off = 0;
 	}
 }
 
-/* Every SGE lies inside a local region of the QP's PD. */
+/* Every SGE lies inside a local region of the QP's PD; SGE addresses are
+ * in the region's iova space, as verbs has it for ibv_reg_mr_iova. */
 static bool
-sges_valid(struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t *total)
+sges_valid(struct mwp_qp *qp, const struct mwp_wqe *w, uint8_t **host,
+	   uint64_t *total)
 {
 	*total = 0;
 	for (uint32_t i = 0; i < w->num_sge; i++) {
 		const struct ibv_sge *s = &w->sge[i];
 		struct mwp_mr *mr;
-		uintptr_t lo;
 
+		host[i] = NULL;
 		if (s->length == 0)
 			continue;
 		mr = mwp_mr_by_key(qp->dev, s->lkey);
-		if (mr == NULL || mr->ibmr.pd != qp->ibqp.pd)
+		if (mr == NULL || mr->ibmr.pd != qp->ibqp.pd || s->addr < mr->iova ||
+		    s->addr - mr->iova > mr->ibmr.length ||
+		    s->length > mr->ibmr.length - (s->addr - mr->iova))
 			return false;
-		lo = (uintptr_t)mr->ibmr.addr;
-		if (s->addr < lo || s->addr - lo > mr->ibmr.length ||
-		    s->length > mr->ibmr.length - (s->addr - lo))
-			return false;
+		host[i] = (uint8_t *)mr->ibmr.addr + (s->addr - mr->iova);
 		*total += s->length;
 	}
 	return true;
@@ -142,6 +145,7 @@ enum mwp_tx_result
 mwp_req_tx(struct mwp_qp *qp, const struct mwp_wqe *w, void *arg)
 {
 	struct rte_mbuf *m[REQ_MAX_PKTS];
+	uint8_t *host[MWP_MAX_SGE];
 	uint8_t seg[4096];
 	const bool uc = qp->ibqp.qp_type == IBV_QPT_UC;
 	struct mwp_port *port = qp->port;
@@ -165,7 +169,7 @@ mwp_req_tx(struct mwp_qp *qp, const struct mwp_wqe *w, void *arg)
 	}
 	if (port == NULL || port->req_tx == NULL || req_flow(qp, &f) != 0)
 		return MWP_TX_UNSUPPORTED;
-	if (!sges_valid(qp, w, &total))
+	if (!sges_valid(qp, w, host, &total))
 		return MWP_TX_LOC_PROT;
 	n = total == 0 ? 1 : (uint32_t)((total + mtu - 1) / mtu);
 	if (n > REQ_MAX_PKTS || total > UINT32_MAX)
@@ -192,7 +196,7 @@ mwp_req_tx(struct mwp_qp *qp, const struct mwp_wqe *w, void *arg)
 		h.reth.dmalen = (uint32_t)total;
 		h.imm = w->imm_or_inv;
 		h.ieth_rkey = w->imm_or_inv;
-		gather(w, off, seg, len);
+		gather(w, host, off, seg, len);
 		if (mwp_build(m[i], &f, &h, seg, len, NULL) != 0) {
 			rte_pktmbuf_free_bulk(m, n);
 			return MWP_TX_LOC_LEN;

@@ -13,24 +13,29 @@ poll_queue(struct mwp_lcore_queue *q, unsigned int lcore_id)
 	struct mwp_rx_gate *g = q->gate;
 	uint16_t want = MWP_RX_BURST, nb_rx, nb_tx, sent;
 
+	RTE_BUILD_BUG_ON(MWP_TX_ROOM < 2 * MWP_RX_BURST);
+
 	if (unlikely(g != NULL)) {
 		if (g->rx == g->next)
 			g->fn(g, lcore_id);
 		if (g->next - g->rx < want)
 			want = (uint16_t)(g->next - g->rx);
 	}
+	/* our own requests (SEND, WRITE...), made before these frames came
+	 * (at the gate, say): one lcore per port sends them, first */
+	nb_tx = q->queue_id == 0 ?
+		mwp_port_req_drain(q->port, tx, MWP_TX_ROOM - MWP_RX_BURST) : 0;
 	nb_rx = want != 0 ? rte_eth_rx_burst(q->port_id, q->queue_id, rx, want) : 0;
 	if (nb_rx != 0) {
 		if (g != NULL)
 			g->rx += nb_rx;
-		nb_tx = mwp_resp_burst(q->port, rx, nb_rx, tx, MWP_TX_ROOM, &q->stats);
+		nb_tx += mwp_resp_burst(q->port, rx, nb_rx, &tx[nb_tx],
+					MWP_TX_ROOM - nb_tx, &q->stats);
 	} else {
 		/* READ responses that did not fit earlier */
-		nb_tx = mwp_resp_poll(q->port, tx, MWP_TX_ROOM, &q->stats);
+		nb_tx += mwp_resp_poll(q->port, &tx[nb_tx], MWP_TX_ROOM - nb_tx,
+				       &q->stats);
 	}
-	/* our own requests (SEND, WRITE...): one lcore per port sends them */
-	if (q->queue_id == 0)
-		nb_tx += mwp_port_req_drain(q->port, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
 	if (nb_tx == 0)
 		return nb_rx;
 	sent = rte_eth_tx_burst(q->port_id, q->queue_id, tx, nb_tx);

@@ -200,3 +200,42 @@ Test(objects, a_qp_may_be_created_with_a_chosen_number)
 	cr_expect_null(mwp_create_qp_num(pd, &ia, 0x1000000));
 	cr_expect_eq(errno, EINVAL);
 }
+
+/* A pinned R_Key (replays of captured traffic): the peers' key is the
+ * caller's, the L_Key stays mwpath's own and still finds the region for
+ * receives, but grants peers nothing; a live key cannot be pinned twice;
+ * deregistration revokes both. */
+Test(objects, pinned_rkey_region)
+{
+	static uint8_t mem[256];
+	const struct mwp_binding *b;
+	struct ibv_mr *p;
+	uint32_t lkey;
+
+	p = mwp_reg_mr_key(pd, mem, sizeof(mem), 0x5000, ALL_ACCESS, 0x1350d);
+	cr_assert_not_null(p);
+	cr_expect_eq(p->rkey, 0x1350d);
+	cr_expect_neq(p->lkey, p->rkey);
+	b = resolve(0x1350d);
+	cr_assert_not_null(b);
+	cr_expect_eq(b->va, 0x5000);
+	cr_expect_eq(b->access, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		     IBV_ACCESS_REMOTE_ATOMIC);
+	b = resolve(p->lkey);
+	cr_assert_not_null(b, "receives find the region by its L_Key");
+	cr_expect_eq(b->access, 0, "the L_Key grants peers nothing");
+	cr_expect_eq(b->local_access, ALL_ACCESS);
+
+	errno = 0;
+	cr_expect_null(mwp_reg_mr_key(pd, mem, sizeof(mem), 0, ALL_ACCESS, 0x1350d));
+	cr_expect_eq(errno, EEXIST);
+	errno = 0;
+	cr_expect_null(mwp_reg_mr_key(pd, mem, sizeof(mem), 0, ALL_ACCESS, mr->rkey));
+	cr_expect_eq(errno, EEXIST, "another region's key");
+	cr_expect_not_null(resolve(mr->rkey), "and that region keeps it");
+
+	lkey = p->lkey;
+	cr_assert_eq(mwp_dereg_mr(p), 0);
+	cr_expect_null(resolve(0x1350d));
+	cr_expect_null(resolve(lkey));
+}
