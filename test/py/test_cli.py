@@ -201,6 +201,88 @@ class Cli(unittest.TestCase):
         self.assertIn("stopped: idle (--idle-exit)", r.stdout)
         self.assertEqual(summary_counts(r.stdout)["packets in"], 15)
 
+    def test_bad_program_options(self):
+        for args, pattern in (
+                (["--lcores-per-port", "0"], r"--lcores-per-port: 0 lcores"),
+                (["--lcores-per-port", "99"], r"--lcores-per-port: '99' is not a number from 0 to"),
+                (["--dump-dir"], r"option '--dump-dir' needs a value")):
+            with self.subTest(args=args):
+                self.assert_one_line_error(run(args), ".*" + pattern)
+
+    def test_telemetry_commands(self):
+        """/mwpath/stats, /mwpath/qp and /mwpath/keys answer on the
+        telemetry socket while traffic runs, and agree with the config."""
+        import socket
+        pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
+        prefix = "mwptel%d" % os.getpid()
+        p = subprocess.Popen([MWPATH, "-l", "0-1"] + EAL + ["--file-prefix", prefix,
+                              "--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            path = "/var/run/dpdk/%s/dpdk_telemetry.v2" % prefix
+            for _ in range(100):
+                if os.path.exists(path):
+                    break
+                time.sleep(0.05)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            for attempt in range(50):
+                try:
+                    s.connect(path)
+                    break
+                except OSError:
+                    if attempt == 49:
+                        raise
+                    time.sleep(0.05)
+            json.loads(s.recv(16384))
+
+            def ask(cmd):
+                s.send(cmd.encode())
+                return json.loads(s.recv(65536))[cmd.split(",")[0]]
+            time.sleep(0.3)
+            st = ask("/mwpath/stats")["port0"]
+            self.assertGreater(st["rx_pkts"], 15)
+            self.assertGreater(st["drop_bad_icrc"], 0)
+            self.assertEqual(ask("/mwpath/stats,0")["rx_pkts"] >= st["rx_pkts"], True)
+            qp = ask("/mwpath/qp,0x11")
+            self.assertEqual((qp["qpn"], qp["type"]), (0x11, "rc"))
+            self.assertEqual(qp["denied_unknown_key"], 1)
+            self.assertIn("0x11", ask("/mwpath/qp"))
+            keys = ask("/mwpath/keys")
+            self.assertEqual(keys["live"], 2)           # the region and the receives' buffer
+            self.assertEqual(keys["0x00000100"]["kind"], "mr")
+            self.assertEqual(keys["0x00000100"]["va"], 0x10000)
+            self.assertEqual(ask("/mwpath/keys,0x100")["length"], 4096)
+            s.close()
+        finally:
+            p.send_signal(signal.SIGINT)
+            out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+
+    def test_dump_dir_and_two_queues(self):
+        """Two rx_pcap files are two queues: --lcores-per-port 2 polls
+        both; --dump-dir leaves the objects, completions and regions."""
+        pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
+        dump = os.path.join(self.d, "dump")
+        # three lcores on two CPUs: the main one and a worker per queue
+        r = run(["--lcores", "0@0,1@1,2@1"] + EAL + ["--vdev", "net_pcap0,rx_pcap=%s,rx_pcap=%s" % (pcap, pcap),
+                 "--", "--lcores-per-port", "2", "--idle-exit", "100", "--dump-dir", dump],
+                cwd=self.d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary_counts(r.stdout)["packets in"], 30)
+        self.assertIn("2 polling lcores", r.stdout)
+        with open(os.path.join(dump, "objects.json")) as f:
+            objs = json.load(f)
+        self.assertEqual(objs["mrs"][0]["rkey"], 0x100)
+        self.assertEqual(objs["mws"][0]["state"], "free")   # invalidated by SEND_WITH_INV
+        self.assertEqual(objs["qps"][0]["state"], "ERR")
+        with open(os.path.join(dump, "completions.json")) as f:
+            cqes = json.load(f)["cqs"][0]["completions"]
+        self.assertEqual([c["opcode"] for c in cqes[:3]], ["bind_mw", "recv", "recv"])
+        self.assertEqual(cqes[2]["invalidated_rkey"], 0x80000042)
+        with open(os.path.join(dump, "mr-0.bin"), "rb") as f:
+            mem = f.read()
+        self.assertEqual(mem[0x40:0x80], bytes(range(64)))   # the first WRITE
+
     def test_no_port_is_a_clear_error(self):
         r = run(EAL + ["--"])
         self.assertEqual(r.returncode, 1)
