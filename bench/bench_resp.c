@@ -15,18 +15,25 @@
  * denial NAKs 0x62 and stops the responder, so the rest of the burst would
  * be dropped cheaply; on UC the denied packet is dropped and the others
  * are executed).
- * The same 32 mbufs are fed again and again (reference count raised) and
- * the QP's expected PSN is reset before each burst, so every pass does the
- * full work and none is taken for a duplicate.
+ * Before each burst, 32 fresh mbufs from the mempool get a copy of the
+ * template frames (what a NIC's rx does; not timed), and the QP's expected
+ * PSN is reset, so every pass does the full work and none is taken for a
+ * duplicate.  Timed with the TSC around mwp_resp_burst and the freeing of
+ * its answers: the pipeline function alone, request mbufs returned to the
+ * mempool as in a real run.
  *
- * Figures: medians of RUNS runs.  Usage: bench_resp [--quick]
+ * Figures: medians of RUNS runs.
+ * Usage: bench_resp [--quick] [--workload N]   (N: 0 WRITE, 1 READ,
+ * 2 FETCH_ADD, 3 the denied mix; for profiling one of them)
  */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <rte_eal.h>
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
+#include <rte_memcpy.h>
 
 #include "mwp_priv.h"
 #include "mwpath.h"
@@ -37,6 +44,7 @@
 #define BUF_LEN (1 << 20)
 
 static bool quick;
+static int only = -1;		/* --workload N: one workload (for profiling) */
 
 enum workload { WRITE64, READ8, FETCH_ADD, MIX_DENIED, W__MAX };
 
@@ -159,37 +167,59 @@ make_burst(struct setup *s, enum workload w, struct rte_mbuf **pk)
 	}
 }
 
+/* A fresh copy of each template frame, as a NIC's rx would hand over. */
+static void
+refill(struct setup *s, struct rte_mbuf *const *tmpl, struct rte_mbuf **pk)
+{
+	if (rte_pktmbuf_alloc_bulk(s->mp, pk, BURST) != 0) {
+		fprintf(stderr, "bench_resp: mempool empty\n");
+		exit(1);
+	}
+	for (int i = 0; i < BURST; i++) {
+		uint16_t len = rte_pktmbuf_data_len(tmpl[i]);
+
+		rte_memcpy(rte_pktmbuf_mtod(pk[i], void *),
+			   rte_pktmbuf_mtod(tmpl[i], const void *), len);
+		pk[i]->data_len = len;
+		pk[i]->pkt_len = len;
+	}
+}
+
 static double
 run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied)
 {
 	struct mwp_qp *uc = to_mqp(s->uc);
 	const uint32_t bursts = quick ? 2000 : 200000;
-	struct rte_mbuf *pk[BURST], *tx[64];
+	struct rte_mbuf *tmpl[BURST], *pk[BURST], *tx[64];
 	struct mwp_stats st = { 0 };
 	struct mwp_qp *qp = to_mqp(s->qp);
 	double r[RUNS];
 
-	make_burst(s, w, pk);
+	make_burst(s, w, tmpl);
 	for (int k = 0; k < RUNS; k++) {
-		double t0 = now_ns();
+		uint64_t cycles = 0;
 
 		for (uint32_t b = 0; b < bursts; b++) {
+			uint64_t t0;
 			uint16_t n;
 
-			for (int i = 0; i < BURST; i++)
-				rte_mbuf_refcnt_update(pk[i], 1);
+			refill(s, tmpl, pk);
 			qp->resp.epsn = 0;
 			uc->resp.epsn = 0;
+			/* timed: the pipeline function, and freeing its answers
+			 * as a tx burst would */
+			t0 = rte_rdtsc_precise();
 			n = mwp_resp_burst(s->port, pk, BURST, tx, 64, &st);
 			rte_pktmbuf_free_bulk(tx, n);
+			cycles += rte_rdtsc_precise() - t0;
 			*answers += n;
 		}
-		r[k] = (now_ns() - t0) / ((double)bursts * BURST);
+		r[k] = (double)cycles * 1e9 / rte_get_tsc_hz() / ((double)bursts * BURST);
 	}
 	*denied = 0;
 	for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
 		*denied += st.denied[d];
-	rte_pktmbuf_free_bulk(pk, BURST);
+	rte_pktmbuf_free_bulk(tmpl, BURST);
 	return median(r, RUNS);
 }
 
@@ -201,7 +231,12 @@ main(int argc, char **argv)
 			"--log-level=lib.telemetry:error", NULL };
 	const uint32_t sizes[] = { 1024, 1u << 20 };
 
-	quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+	for (int a = 1; a < argc; a++) {
+		if (strcmp(argv[a], "--quick") == 0)
+			quick = true;
+		else if (strcmp(argv[a], "--workload") == 0 && a + 1 < argc)
+			only = atoi(argv[++a]);
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "bench_resp: EAL init failed\n");
@@ -219,6 +254,9 @@ main(int argc, char **argv)
 		make_setup(&s, n);
 		for (int w = 0; w < W__MAX; w++) {
 			uint64_t answers = 0, denied = 0;
+
+			if (only >= 0 && w != only)
+				continue;
 			double ns = run(&s, (enum workload)w, &answers, &denied);
 			double pkts = (double)(quick ? 2000 : 200000) * BURST * RUNS;
 

@@ -7,6 +7,7 @@
 #include <rte_prefetch.h>
 #include <rte_udp.h>
 
+#include "roce_crc_mb.h"
 #include "roce_icrc.h"
 
 /* CRC state after the 8 x 0xff pseudo-LRH: crc32 of ff ff ff ff ff ff ff ff.
@@ -48,22 +49,14 @@ crc_mbuf_range(uint32_t crc, const struct rte_mbuf *m, uint32_t off,
 	return crc;
 }
 
-uint32_t
-mwp_icrc_compute(const struct rte_mbuf *m, const struct mwp_pkt *p)
+/* Mask the fields the ICRC does not cover (rocev2-wire.md) in a copy of
+ * IP..BTH that starts at hdr. */
+static inline void
+mask_hdr(uint8_t *hdr, const struct mwp_pkt *p)
 {
-	uint8_t hdr[ICRC_ONE_CALL_MAX];
-	const uint32_t hlen = p->bth_off + sizeof(struct roce_bth) - p->l3_off;
-	const uint32_t all = p->icrc_off - p->l3_off;
 	const uint32_t udp = p->l4_off - p->l3_off;
 	const uint32_t bth = p->bth_off - p->l3_off;
-	const bool one_call = all <= sizeof(hdr) &&
-			      p->icrc_off <= rte_pktmbuf_data_len(m);
-	uint32_t crc;
 
-	RTE_BUILD_BUG_ON(ICRC_MASKED_MAX > ICRC_ONE_CALL_MAX);
-	/* The parser guarantees IP..BTH sit in the first segment. */
-	memcpy(hdr, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off),
-	       one_call ? all : hlen);
 	if (p->flags & MWP_PKT_IPV6) {
 		hdr[0] |= 0x0f;			/* traffic class, high nibble */
 		hdr[1] = 0xff;			/* traffic class low, flow label */
@@ -79,6 +72,23 @@ mwp_icrc_compute(const struct rte_mbuf *m, const struct mwp_pkt *p)
 	hdr[udp + 6] = 0xff;			/* UDP checksum */
 	hdr[udp + 7] = 0xff;
 	hdr[bth + 4] = 0xff;			/* FECN, BECN, reserved */
+}
+
+uint32_t
+mwp_icrc_compute(const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	uint8_t hdr[ICRC_ONE_CALL_MAX];
+	const uint32_t hlen = p->bth_off + sizeof(struct roce_bth) - p->l3_off;
+	const uint32_t all = p->icrc_off - p->l3_off;
+	const bool one_call = all <= sizeof(hdr) &&
+			      p->icrc_off <= rte_pktmbuf_data_len(m);
+	uint32_t crc;
+
+	RTE_BUILD_BUG_ON(ICRC_MASKED_MAX > ICRC_ONE_CALL_MAX);
+	/* The parser guarantees IP..BTH sit in the first segment. */
+	memcpy(hdr, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off),
+	       one_call ? all : hlen);
+	mask_hdr(hdr, p);
 
 	if (one_call)
 		return crc32_gzip_refl(ICRC_SEED_AFTER_LRH, hdr, all);
@@ -98,23 +108,99 @@ mwp_icrc_read(const struct rte_mbuf *m, const struct mwp_pkt *p)
 	return rte_le_to_cpu_32(v);
 }
 
+/* Up to this many bytes from the IP header to the ICRC, a frame of a
+ * burst goes through the multi-buffer CRC (in one segment). */
+#define ICRC_MB_MAX 4096
+
+/* The head of one frame's CRC input for mwp_crc32_mb: zeros to make the
+ * whole a multiple of 16 bytes, then ff ff ff ff (the 8 x 0xff pseudo-LRH
+ * with the CRC's initial ~0 folded into its first half, which leaves zeros
+ * that do not count), then the first bytes of the IP header .. pad, masked.
+ * The rest is read in place. */
+struct icrc_mb_head {
+	uint8_t b[16 * MWP_CRC_MB_HEAD];
+} __rte_aligned(16);
+
+/* Every masked field lies in the head, whatever the front padding. */
+_Static_assert(16 * MWP_CRC_MB_HEAD - 15 - 4 >= ICRC_MASKED_MAX,
+	       "the CRC head holds IP, UDP and BTH");
+
+static bool
+mb_usable(void)
+{
+	static int ok = -1;
+
+	if (unlikely(ok < 0))
+		ok = mwp_crc32_mb_available();
+	return ok;
+}
+
+/* Set up lane l for frame m: returns false if it cannot take it. */
+static inline void
+mb_lane(struct mwp_crc_lane *l, struct icrc_mb_head *h, const struct rte_mbuf *m,
+	const struct mwp_pkt *p, uint32_t all)
+{
+	const uint32_t pad = (16 - ((4 + all) & 15)) & 15;
+	const uint32_t in_head = RTE_MIN(all, (uint32_t)sizeof(h->b) - pad - 4);
+	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off);
+
+	memset(h->b, 0, 16);
+	memset(h->b + pad, 0xff, 4);
+	memcpy(h->b + pad + 4, ip, in_head);
+	mask_hdr(h->b + pad + 4, p);
+	l->head = h->b;
+	l->tail = ip + in_head;
+	l->nblocks = (uint16_t)((pad + 4 + all) / 16);
+}
+
+static inline uint32_t
+icrc_trailer(const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	uint32_t v;
+
+	if (likely(p->icrc_off + sizeof(v) <= rte_pktmbuf_data_len(m))) {
+		memcpy(&v, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->icrc_off),
+		       sizeof(v));
+		return rte_le_to_cpu_32(v);
+	}
+	return mwp_icrc_read(m, p);
+}
+
 uint16_t
 mwp_icrc_verify_burst(struct rte_mbuf *const *pkts, const struct mwp_pkt *p,
 		      enum mwp_drop *why, uint16_t n)
 {
-	uint16_t bad = 0;
+	struct icrc_mb_head head[MWP_ICRC_BURST_MAX];
+	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
+	uint16_t idx[MWP_ICRC_BURST_MAX];
+	uint32_t crc[MWP_ICRC_BURST_MAX];
+	const bool use_mb = mb_usable();
+	uint16_t bad = 0, k = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
+		const uint32_t all = p[i].icrc_off - p[i].l3_off;
+
 		if (why[i] != MWP_DROP_NONE)
 			continue;
-		if (i + 1 < n)
-			rte_prefetch0(rte_pktmbuf_mtod_offset(pkts[i + 1],
-					void *, p[i + 1].icrc_off));
+		if (use_mb && k < MWP_ICRC_BURST_MAX && all <= ICRC_MB_MAX &&
+		    p[i].icrc_off + 4u <= rte_pktmbuf_data_len(pkts[i])) {
+			mb_lane(&lane[k], &head[k], pkts[i], &p[i], all);
+			idx[k++] = i;
+			continue;
+		}
 		if (!mwp_icrc_ok(pkts[i], &p[i])) {
 			why[i] = MWP_DROP_BAD_ICRC;
 			bad++;
 		}
 	}
+	if (k == 0)
+		return bad;
+	mwp_crc32_mb(lane, crc, k);
+	for (uint16_t j = 0; j < k; j++)
+		if (~crc[j] != icrc_trailer(pkts[idx[j]], &p[idx[j]])) {
+			why[idx[j]] = MWP_DROP_BAD_ICRC;
+			bad++;
+		}
 	return bad;
 }
 

@@ -30,6 +30,10 @@
 
 #include "roce_parse.h"
 
+/** Frames of a burst whose ICRCs are computed together (more are checked
+ *  one by one). */
+#define MWP_ICRC_BURST_MAX 32
+
 /**
  * Compute the ICRC of a frame whose BTH has been located.
  *
