@@ -31,14 +31,26 @@ static const uint64_t k3k4[2] __rte_aligned(16) = { 0x01751997d0, 0x00ccaa009e }
 static const uint64_t k5k0[2] __rte_aligned(16) = { 0x0163cd6124, 0 };
 static const uint64_t poly[2] __rte_aligned(16) = { 0x01db710641, 0x01f7011641 };
 
+/* Block j of a lane: a load, masked where the lane says so. */
 static inline TARGET __m128i
-fold16(__m128i x, __m128i k, const uint8_t *next)
+load_block(const struct mwp_crc_lane *l, uint16_t j)
+{
+	__m128i v = _mm_loadu_si128((const __m128i *)(l->base + 16 * j));
+
+	if (l->mask != NULL && j < MWP_CRC_MB_MASKED)
+		v = _mm_or_si128(_mm_and_si128(v, _mm_load_si128(
+					(const __m128i *)l->mask->and_[j])),
+				 _mm_load_si128((const __m128i *)l->mask->or_[j]));
+	return v;
+}
+
+static inline TARGET __m128i
+fold16(__m128i x, __m128i k, __m128i next)
 {
 	__m128i lo = _mm_clmulepi64_si128(x, k, 0x00);
 	__m128i hi = _mm_clmulepi64_si128(x, k, 0x11);
 
-	return _mm_xor_si128(_mm_xor_si128(hi, lo),
-			     _mm_loadu_si128((const __m128i *)next));
+	return _mm_xor_si128(_mm_xor_si128(hi, lo), next);
 }
 
 /* 128 bits of folded state -> the 32-bit CRC register. */
@@ -68,24 +80,27 @@ reduce(__m128i x1)
 	return (uint32_t)_mm_extract_epi32(x1, 1);
 }
 
-/* Block j of a lane: the first MWP_CRC_MB_HEAD from its head, the rest
- * from its tail. */
-static inline const uint8_t *
-block(const struct mwp_crc_lane *l, uint16_t j)
+static inline TARGET __m128i
+load_raw(const struct mwp_crc_lane *l, uint16_t j)
 {
-	return j < MWP_CRC_MB_HEAD ? l->head + 16 * j :
-				     l->tail + 16 * (j - MWP_CRC_MB_HEAD);
+	return _mm_loadu_si128((const __m128i *)(l->base + 16 * j));
+}
+
+/* Fold blocks [from, nblocks) of one lane into x. */
+static inline TARGET __m128i
+fold_rest(__m128i x, __m128i k, const struct mwp_crc_lane *l, uint16_t from)
+{
+	for (uint16_t j = from; j < l->nblocks; j++)
+		x = fold16(x, k, load_block(l, j));
+	return x;
 }
 
 static TARGET uint32_t
 crc_one(const struct mwp_crc_lane *l)
 {
 	const __m128i k = _mm_load_si128((const __m128i *)k3k4);
-	__m128i x = _mm_loadu_si128((const __m128i *)l->head);
 
-	for (uint16_t j = 1; j < l->nblocks; j++)
-		x = fold16(x, k, block(l, j));
-	return reduce(x);
+	return reduce(fold_rest(load_block(l, 0), k, l, 1));
 }
 
 /* Four lanes; the common length in lock step, the rest one by one. */
@@ -93,53 +108,39 @@ static TARGET void
 crc_four(const struct mwp_crc_lane *l, uint32_t *crc)
 {
 	const __m128i k = _mm_load_si128((const __m128i *)k3k4);
-	__m128i x0 = _mm_loadu_si128((const __m128i *)l[0].head);
-	__m128i x1 = _mm_loadu_si128((const __m128i *)l[1].head);
-	__m128i x2 = _mm_loadu_si128((const __m128i *)l[2].head);
-	__m128i x3 = _mm_loadu_si128((const __m128i *)l[3].head);
-	const uint16_t common = RTE_MIN(RTE_MIN(l[0].nblocks, l[1].nblocks),
-					RTE_MIN(l[2].nblocks, l[3].nblocks));
-	const uint16_t in_head = RTE_MIN(common, (uint16_t)MWP_CRC_MB_HEAD);
-	uint16_t j;
+	__m128i x[4];
+	uint16_t common = l[0].nblocks, j;
 
-	for (j = 1; j < in_head; j++) {
-		x0 = fold16(x0, k, l[0].head + 16 * j);
-		x1 = fold16(x1, k, l[1].head + 16 * j);
-		x2 = fold16(x2, k, l[2].head + 16 * j);
-		x3 = fold16(x3, k, l[3].head + 16 * j);
-	}
-	for (; j < common; j++) {
-		const uint16_t t = 16 * (j - MWP_CRC_MB_HEAD);
-
-		x0 = fold16(x0, k, l[0].tail + t);
-		x1 = fold16(x1, k, l[1].tail + t);
-		x2 = fold16(x2, k, l[2].tail + t);
-		x3 = fold16(x3, k, l[3].tail + t);
-	}
-	for (uint16_t i = j; i < l[0].nblocks; i++)
-		x0 = fold16(x0, k, block(&l[0], i));
-	for (uint16_t i = j; i < l[1].nblocks; i++)
-		x1 = fold16(x1, k, block(&l[1], i));
-	for (uint16_t i = j; i < l[2].nblocks; i++)
-		x2 = fold16(x2, k, block(&l[2], i));
-	for (uint16_t i = j; i < l[3].nblocks; i++)
-		x3 = fold16(x3, k, block(&l[3], i));
-	crc[0] = reduce(x0);
-	crc[1] = reduce(x1);
-	crc[2] = reduce(x2);
-	crc[3] = reduce(x3);
+	for (int i = 1; i < 4; i++)
+		common = RTE_MIN(common, l[i].nblocks);
+	for (int i = 0; i < 4; i++)
+		x[i] = load_block(&l[i], 0);
+	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++)
+		for (int i = 0; i < 4; i++)
+			x[i] = fold16(x[i], k, load_block(&l[i], j));
+	for (; j < common; j++)
+		for (int i = 0; i < 4; i++)
+			x[i] = fold16(x[i], k, load_raw(&l[i], j));
+	for (int i = 0; i < 4; i++)
+		crc[i] = reduce(fold_rest(x[i], k, &l[i], j));
 }
 
 #define TARGET256 __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1")))
 
+/* Block j of lanes a (low half) and b (high half). */
 static inline TARGET256 __m256i
-fold16x2(__m256i x, __m256i k, const uint8_t *lo, const uint8_t *hi)
+load_block2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j)
 {
-	__m256i a = _mm256_clmulepi64_epi128(x, k, 0x00);
-	__m256i b = _mm256_clmulepi64_epi128(x, k, 0x11);
+	return _mm256_set_m128i(load_block(b, j), load_block(a, j));
+}
 
-	return _mm256_xor_si256(_mm256_xor_si256(a, b), _mm256_loadu2_m128i(
-		(const __m128i *)hi, (const __m128i *)lo));
+static inline TARGET256 __m256i
+fold16x2(__m256i x, __m256i k, __m256i next)
+{
+	__m256i lo = _mm256_clmulepi64_epi128(x, k, 0x00);
+	__m256i hi = _mm256_clmulepi64_epi128(x, k, 0x11);
+
+	return _mm256_xor_si256(_mm256_xor_si256(lo, hi), next);
 }
 
 /* Eight lanes, two to a 256-bit register (VPCLMULQDQ): the common
@@ -151,31 +152,25 @@ crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
 		_mm_load_si128((const __m128i *)k3k4));
 	const __m128i k1 = _mm_load_si128((const __m128i *)k3k4);
 	__m256i y[4];
-	uint16_t common = l[0].nblocks;
-	uint16_t j;
+	uint16_t common = l[0].nblocks, j;
 
 	for (int i = 1; i < 8; i++)
 		common = RTE_MIN(common, l[i].nblocks);
 	for (int i = 0; i < 4; i++)
-		y[i] = _mm256_loadu2_m128i((const __m128i *)l[2 * i + 1].head,
-					   (const __m128i *)l[2 * i].head);
-	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_HEAD); j++)
+		y[i] = load_block2(&l[2 * i], &l[2 * i + 1], 0);
+	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++)
 		for (int i = 0; i < 4; i++)
-			y[i] = fold16x2(y[i], k, l[2 * i].head + 16 * j,
-					l[2 * i + 1].head + 16 * j);
-	for (; j < common; j++) {
-		const uint32_t t = 16u * (j - MWP_CRC_MB_HEAD);
-
+			y[i] = fold16x2(y[i], k, load_block2(&l[2 * i], &l[2 * i + 1], j));
+	for (; j < common; j++)
 		for (int i = 0; i < 4; i++)
-			y[i] = fold16x2(y[i], k, l[2 * i].tail + t, l[2 * i + 1].tail + t);
-	}
+			y[i] = fold16x2(y[i], k, _mm256_loadu2_m128i(
+				(const __m128i *)(l[2 * i + 1].base + 16 * j),
+				(const __m128i *)(l[2 * i].base + 16 * j)));
 	for (int i = 0; i < 8; i++) {
 		__m128i x = i & 1 ? _mm256_extracti128_si256(y[i / 2], 1) :
 				    _mm256_castsi256_si128(y[i / 2]);
 
-		for (uint16_t b = j; b < l[i].nblocks; b++)
-			x = fold16(x, k1, block(&l[i], b));
-		crc[i] = reduce(x);
+		crc[i] = reduce(fold_rest(x, k1, &l[i], j));
 	}
 }
 

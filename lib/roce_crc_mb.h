@@ -13,20 +13,24 @@
 /** The CPU has what mwp_crc32_mb needs (x86 PCLMULQDQ and SSE4.1). */
 bool mwp_crc32_mb_available(void);
 
-/** Blocks of 16 bytes a lane reads from its head before its tail.  A
- *  masked copy of a whole short frame beats reading its payload in place
- *  (bench_wire, 64-byte WRITE: 33-36 ns against 40-45 ns per parse and
- *  verify): the copy streams the frame in while the folds would wait on it. */
-#define MWP_CRC_MB_HEAD 17
+/** Leading blocks of a lane that may be masked. */
+#define MWP_CRC_MB_MASKED 5
+
+/** What to do to a lane's first blocks as they are loaded: AND, then OR
+ *  (zero what comes before the data, force the fields a CRC ignores). */
+struct mwp_crc_mask {
+	uint8_t and_[MWP_CRC_MB_MASKED][16] __attribute__((aligned(16)));
+	uint8_t or_[MWP_CRC_MB_MASKED][16] __attribute__((aligned(16)));
+};
 
 /**
- * One buffer: 16 * nblocks bytes, the first MWP_CRC_MB_HEAD blocks at
- * head (a masked copy, say) and the rest at tail (the data in place), so
- * only the head needs copying.  No alignment is needed.
+ * One buffer of 16 * nblocks bytes at base, read in place (no alignment
+ * needed); its first MWP_CRC_MB_MASKED blocks go through mask if that is
+ * not NULL, so a frame's CRC needs no masked copy.
  */
 struct mwp_crc_lane {
-	const uint8_t *head;
-	const uint8_t *tail;	/**< block MWP_CRC_MB_HEAD; unused if fewer */
+	const uint8_t *base;
+	const struct mwp_crc_mask *mask;
 	uint16_t nblocks;	/**< at least 1 */
 };
 

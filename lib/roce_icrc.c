@@ -110,47 +110,87 @@ mwp_icrc_read(const struct rte_mbuf *m, const struct mwp_pkt *p)
 
 /* Up to this many bytes from the IP header to the ICRC, a frame of a
  * burst goes through the multi-buffer CRC (in one segment). */
-#define ICRC_MB_MAX 4096
+#define ICRC_MB_MAX 9000
 
-/* The head of one frame's CRC input for mwp_crc32_mb: zeros to make the
- * whole a multiple of 16 bytes, then ff ff ff ff (the 8 x 0xff pseudo-LRH
- * with the CRC's initial ~0 folded into its first half, which leaves zeros
- * that do not count), then the first bytes of the IP header .. pad, masked.
- * The rest is read in place. */
-struct icrc_mb_head {
-	uint8_t b[16 * MWP_CRC_MB_HEAD];
-} __rte_aligned(16);
+/*
+ * One frame's CRC input for mwp_crc32_mb, read in place from pad + 4
+ * bytes before its IP header: those come out as zeros (making the whole a
+ * multiple of 16 bytes; leading zeros do not count) and ff ff ff ff (the
+ * 8 x 0xff pseudo-LRH with the CRC's initial ~0 folded into its first
+ * half), then IP .. pad with the fields rocev2-wire.md leaves out forced
+ * to ones.  The masks for each IP version and front padding are made
+ * once; no byte is copied.
+ */
+static struct mwp_crc_mask icrc_masks[2][16];	/* [IPv6][pad] */
 
-/* Every masked field lies in the head, whatever the front padding. */
-_Static_assert(16 * MWP_CRC_MB_HEAD - 15 - 4 >= ICRC_MASKED_MAX,
-	       "the CRC head holds IP, UDP and BTH");
+static void
+mask_set(struct mwp_crc_mask *mk, uint32_t at, uint8_t and_, uint8_t or_)
+{
+	if (at < sizeof(mk->and_)) {
+		mk->and_[at / 16][at % 16] = and_;
+		mk->or_[at / 16][at % 16] = or_;
+	}
+}
+
+static void
+make_masks(void)
+{
+	uint8_t ref[ICRC_MASKED_MAX];
+
+	for (int v6 = 0; v6 < 2; v6++) {
+		struct mwp_pkt p = {
+			.flags = v6 ? MWP_PKT_IPV6 : 0, .l3_off = 0,
+			.l4_off = v6 ? 40 : 20, .bth_off = v6 ? 48 : 28,
+		};
+
+		/* which bytes mask_hdr forces, and to what: run it on zeros */
+		memset(ref, 0, sizeof(ref));
+		mask_hdr(ref, &p);
+		for (uint32_t pad = 0; pad < 16; pad++) {
+			struct mwp_crc_mask *mk = &icrc_masks[v6][pad];
+
+			memset(mk->and_, 0xff, sizeof(mk->and_));
+			memset(mk->or_, 0, sizeof(mk->or_));
+			for (uint32_t b = 0; b < pad; b++)
+				mask_set(mk, b, 0, 0);
+			for (uint32_t b = pad; b < pad + 4; b++)
+				mask_set(mk, b, 0, 0xff);
+			for (uint32_t b = 0; b < sizeof(ref); b++)
+				if (ref[b] != 0)
+					mask_set(mk, pad + 4 + b, ref[b] == 0xff ? 0 : 0xff, ref[b]);
+		}
+	}
+}
+
+_Static_assert(16 * MWP_CRC_MB_MASKED >= 15 + 4 + ICRC_MASKED_MAX,
+	       "the masked blocks cover IP, UDP and BTH at any padding");
 
 static bool
 mb_usable(void)
 {
 	static int ok = -1;
 
-	if (unlikely(ok < 0))
+	if (unlikely(ok < 0)) {
+		make_masks();
 		ok = mwp_crc32_mb_available();
+	}
 	return ok;
 }
 
-/* Set up lane l for frame m: returns false if it cannot take it. */
-static inline void
-mb_lane(struct mwp_crc_lane *l, struct icrc_mb_head *h, const struct rte_mbuf *m,
-	const struct mwp_pkt *p, uint32_t all)
+/* Set up lane l for frame m, if the bytes before its IP header are there
+ * to be read (and masked away). */
+static inline bool
+mb_lane(struct mwp_crc_lane *l, const struct rte_mbuf *m, const struct mwp_pkt *p,
+	uint32_t all)
 {
 	const uint32_t pad = (16 - ((4 + all) & 15)) & 15;
-	const uint32_t in_head = RTE_MIN(all, (uint32_t)sizeof(h->b) - pad - 4);
-	const uint8_t *ip = rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off);
 
-	memset(h->b, 0, 16);
-	memset(h->b + pad, 0xff, 4);
-	memcpy(h->b + pad + 4, ip, in_head);
-	mask_hdr(h->b + pad + 4, p);
-	l->head = h->b;
-	l->tail = ip + in_head;
+	if (unlikely(rte_pktmbuf_headroom(m) + p->l3_off < pad + 4))
+		return false;
+	l->base = rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off) - pad - 4;
+	l->mask = &icrc_masks[!!(p->flags & MWP_PKT_IPV6)][pad];
 	l->nblocks = (uint16_t)((pad + 4 + all) / 16);
+	return true;
 }
 
 static inline uint32_t
@@ -170,7 +210,6 @@ uint16_t
 mwp_icrc_verify_burst(struct rte_mbuf *const *pkts, const struct mwp_pkt *p,
 		      enum mwp_drop *why, uint16_t n)
 {
-	struct icrc_mb_head head[MWP_ICRC_BURST_MAX];
 	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
 	uint16_t idx[MWP_ICRC_BURST_MAX];
 	uint32_t crc[MWP_ICRC_BURST_MAX];
@@ -183,8 +222,8 @@ mwp_icrc_verify_burst(struct rte_mbuf *const *pkts, const struct mwp_pkt *p,
 		if (why[i] != MWP_DROP_NONE)
 			continue;
 		if (use_mb && k < MWP_ICRC_BURST_MAX && all <= ICRC_MB_MAX &&
-		    p[i].icrc_off + 4u <= rte_pktmbuf_data_len(pkts[i])) {
-			mb_lane(&lane[k], &head[k], pkts[i], &p[i], all);
+		    p[i].icrc_off + 4u <= rte_pktmbuf_data_len(pkts[i]) &&
+		    mb_lane(&lane[k], pkts[i], &p[i], all)) {
 			idx[k++] = i;
 			continue;
 		}

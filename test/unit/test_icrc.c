@@ -202,10 +202,8 @@ Test(icrc, multi_buffer_crc_matches_zlib)
 			nb[i] = (uint16_t)(1 + rand() % (round < 100 ? 18 : 80));
 			for (int k = 0; k < 16 * nb[i]; k++)
 				data[i][k] = (uint8_t)rand();
-			/* the head and the tail are apart: the tail is read
-			 * where it is */
-			lane[i].head = data[i];
-			lane[i].tail = data[i] + 16 * MWP_CRC_MB_HEAD;
+			lane[i].base = data[i];
+			lane[i].mask = NULL;
 			lane[i].nblocks = nb[i];
 		}
 		mwp_crc32_mb(lane, crc, n);
