@@ -3,6 +3,7 @@
 
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_prefetch.h>
 
 #include "mwp_priv.h"
 #include "roce_icrc.h"
@@ -39,23 +40,45 @@ check_dest(const struct mwp_port_conf *c, const struct rte_mbuf *m,
 	return MWP_DROP_NONE;
 }
 
-/* The R_Key a request names in its RETH or AtomicETH, if any. */
+/* The R_Key and the address a request names in its RETH or AtomicETH, if
+ * any. */
 static inline bool
-request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p, uint32_t *rkey)
+request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p, uint32_t *rkey,
+	     uint64_t *va)
 {
 	const struct roce_reth *reth = mwp_pkt_eh(m, p, ROCE_EH_RETH);
 	const struct roce_atmeth *atm;
 
 	if (reth != NULL && (p->mask & ROCE_M_REQ)) {
 		*rkey = reth_rkey(reth);
+		*va = reth_va(reth);
 		return true;
 	}
 	atm = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
 	if (atm != NULL) {
 		*rkey = atmeth_rkey(atm);
+		*va = atmeth_va(atm);
 		return true;
 	}
 	return false;
+}
+
+/* Start loading the memory a request will touch, once its key is known
+ * (habit: prefetch across the burst).  The address is not checked here:
+ * a prefetch of a bad one does nothing, and the access decision comes
+ * later. */
+static inline void
+prefetch_target(const struct mwp_binding *b, uint64_t va, uint32_t mask)
+{
+	const uint8_t *host;
+
+	if (b == NULL)
+		return;
+	host = b->host + (b->zero_based ? va : va - b->va);
+	if (mask & (ROCE_M_WRITE | ROCE_M_ATOMIC))
+		rte_prefetch0_write(host);
+	else
+		rte_prefetch0(host);
 }
 
 uint16_t
@@ -67,6 +90,7 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	struct mwp_qp *qps[MWP_BURST_MAX];
 	const struct mwp_binding *keyd[MWP_BURST_MAX];
 	uint32_t rkeys[MWP_BURST_MAX];
+	uint64_t vas[MWP_BURST_MAX];
 	uint16_t key_of[MWP_BURST_MAX], nb_keys = 0;
 	struct mwp_resp_ctx c = {
 		.port = port, .st = st, .tx = tx, .tx_room = tx_room,
@@ -75,11 +99,6 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	uint64_t bytes = 0;
 
 	RTE_ASSERT(n <= MWP_BURST_MAX);
-	for (uint16_t i = 0; i < n; i++)
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
-	st->rx_pkts += n;
-	st->rx_bytes += bytes;
-
 	mwp_parse_burst(pkts, n, p, why);
 	mwp_icrc_verify_burst(pkts, p, why, n);
 
@@ -87,6 +106,7 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	for (uint16_t i = 0; i < n; i++) {
 		enum mwp_drop e = why[i];
 
+		bytes += rte_pktmbuf_pkt_len(pkts[i]);
 		qps[i] = NULL;
 		if (e == MWP_DROP_NONE)
 			e = check_dest(&port->conf, pkts[i], &p[i]);
@@ -99,12 +119,20 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 		}
 		why[i] = e;
 		key_of[i] = UINT16_MAX;
-		if (e == MWP_DROP_NONE && request_rkey(pkts[i], &p[i], &rkeys[nb_keys]))
+		if (e == MWP_DROP_NONE &&
+		    request_rkey(pkts[i], &p[i], &rkeys[nb_keys], &vas[nb_keys]))
 			key_of[i] = nb_keys++;
 	}
-	/* every key of the burst in one bulk lookup (habit 7) */
-	if (nb_keys != 0 && port->keys != NULL)
+	st->rx_pkts += n;
+	st->rx_bytes += bytes;
+	/* every key of the burst in one bulk lookup (habit 7), then the
+	 * memory the requests name on its way in */
+	if (nb_keys != 0 && port->keys != NULL) {
 		mwp_keys_lookup_burst(port->keys, rkeys, nb_keys, keyd);
+		for (uint16_t i = 0; i < n; i++)
+			if (key_of[i] != UINT16_MAX)
+				prefetch_target(keyd[key_of[i]], vas[key_of[i]], p[i].mask);
+	}
 
 	/* in order: the answers of one QP must keep its PSN order */
 	for (uint16_t i = 0; i < n; i++) {

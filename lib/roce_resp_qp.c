@@ -14,6 +14,7 @@
 
 #include <rte_branch_prediction.h>
 #include <rte_ip.h>
+#include <rte_memcpy.h>
 #include <rte_ring_elem.h>
 #include <rte_udp.h>
 
@@ -272,9 +273,13 @@ rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 /* ---- execution ---- */
 
 /* Copy len payload bytes starting at off (may span segments) to dst. */
-static void
+static inline void
 copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
+	if (likely(off + len <= m->data_len)) {
+		rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
+		return;
+	}
 	while (m != NULL && off >= m->data_len) {
 		off -= m->data_len;
 		m = m->next;
