@@ -212,9 +212,11 @@ struct mwp_resp {
 	uint8_t ack_pending;	/* an ACK for ack_psn is owed */
 	uint32_t ack_psn;
 	uint32_t ack_msn;	/* the MSN when it was owed */
-	/* the receive being filled by a SEND in progress */
+	/* the receive being filled by a SEND in progress; a UC message
+	 * that breaks leaves it held for the next one (IBA 9.7.5.1.2) */
 	struct mwp_rwqe recv;
 	uint32_t recv_len;	/* bytes placed so far */
+	uint8_t recv_held;	/* recv is taken from the ring, not completed */
 	/* the WRITE in progress */
 	uint64_t w_va;
 	uint64_t w_left;

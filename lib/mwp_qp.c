@@ -287,6 +287,27 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		return ret;
 	}
 	apply_attrs(qp, a, mask);
+	if ((to == IBV_QPS_ERR || to == IBV_QPS_RESET) && qp->port != NULL &&
+	    from != IBV_QPS_RESET && from != IBV_QPS_INIT) {
+		/*
+		 * The responder state belongs to the lcore answering this
+		 * QP.  Stop it (a packet sees ERR and leaves the state alone),
+		 * wait until every lcore has passed a quiescent point, and
+		 * only then touch the state here -- outside the lock, which
+		 * an lcore may be waiting for.
+		 */
+		__atomic_store_n(&ibqp->state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&qp->dev->lock);
+		rte_rcu_qsbr_synchronize(qp->dev->rcu, RTE_QSBR_THRID_INVALID);
+		pthread_mutex_lock(&qp->dev->lock);
+		/* the receive a SEND in progress held: flushed (verbs) */
+		if (to == IBV_QPS_ERR && qp->resp.recv_held) {
+			qp->resp.recv_held = 0;
+			qp->resp.in_msg = 0;
+			mwp_qp_recv_done(qp, &qp->resp.recv, IBV_WC_RECV, 0, 0, 0,
+					 IBV_WC_WR_FLUSH_ERR);
+		}
+	}
 	if (to == IBV_QPS_RESET) {
 		mwp_sq_reset(qp);	/* drops work without completions */
 		memset(&qp->resp, 0, sizeof(qp->resp));

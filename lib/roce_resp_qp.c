@@ -150,9 +150,20 @@ owe_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 static void
 nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 {
+	struct mwp_resp *r = &qp->resp;
+
 	mwp_resp_flush_ack(c, qp);
 	send_aeth(c, qp, psn, syn);
-	qp->resp.err = 1;
+	r->err = 1;
+	/* a SEND in progress: its receive completes with the error */
+	if (r->recv_held) {
+		r->recv_held = 0;
+		r->in_msg = 0;
+		mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, 0, 0, 0,
+				 syn == ROCE_AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
+				 syn == ROCE_AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR :
+				 IBV_WC_REM_INV_REQ_ERR);
+	}
 	mwp_qp_to_err(qp);
 }
 
@@ -510,9 +521,13 @@ exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	uint32_t imm_inv = 0;
 
 	if (p->mask & ROCE_M_START) {
-		if (rte_ring_dequeue_elem(qp->rq, &r->recv, sizeof(r->recv)) != 0) {
-			rnr(c, qp, p->psn);
-			return;
+		/* a broken UC message left its receive for this one */
+		if (!r->recv_held) {
+			if (rte_ring_dequeue_elem(qp->rq, &r->recv, sizeof(r->recv)) != 0) {
+				rnr(c, qp, p->psn);
+				return;
+			}
+			r->recv_held = 1;
 		}
 		r->recv_len = 0;
 	}
@@ -520,6 +535,7 @@ exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		/* local length or protection error: the receive completes in
 		 * error and the requester hears an invalid request */
 		r->in_msg = 0;
+		r->recv_held = 0;
 		mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0,
 				 IBV_WC_LOC_LEN_ERR);
 		if (rc)
@@ -553,6 +569,7 @@ exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	}
 	if (status == IBV_WC_SUCCESS)
 		r->msn = (r->msn + 1) & PSN_MASK;
+	r->recv_held = 0;
 	mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, flags, imm_inv, status);
 	if (status != IBV_WC_SUCCESS)
 		/* never "success" for a bad invalidation (rxe ACKs it) */

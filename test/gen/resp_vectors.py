@@ -25,7 +25,8 @@ The set-up both sides share (test/unit/test_responder.c builds it):
   MW1   Type 1, [0x10000, +4096), read/write, rkey 0x80000301
 A case may have <case>.opts: "access N" (QP access flags), "txroom N"
 (answers that fit the first burst), "split K RKEY" (after K requests,
-LOCAL_INV RKEY on QP 0x11 runs to completion, then the rest follow).
+LOCAL_INV RKEY on QP 0x11 runs to completion, then the rest follow),
+"modify_err 1" (after the requests, ibv_modify_qp moves QP 0x11 to ERR).
 
 Answers mirror the request: addresses swapped, the request's UDP source
 port, TTL 64, DF, IP id 0, UDP checksum 0, AETH syndrome 0x1f for ACKs.
@@ -45,7 +46,7 @@ MTU = 1024
 ACK_SYN = 0x1f
 V6 = dict(ipv6=True, src="2001:db8::2", dst="2001:db8::1")
 # verbs' numbers (infiniband/verbs.h)
-WC_SUCCESS, WC_LOC_LEN_ERR, WC_REM_INV_REQ_ERR = 0, 1, 9
+WC_SUCCESS, WC_LOC_LEN_ERR, WC_WR_FLUSH_ERR, WC_REM_INV_REQ_ERR = 0, 1, 5, 9
 WC_RECV, WC_RECV_RDMA_WITH_IMM = 128, 129
 WC_WITH_IMM, WC_WITH_INV = 2, 8
 RNR_TIMER = 1          # min_rnr_timer the harness sets
@@ -307,6 +308,30 @@ def send_cases():
         [req(0x04, 0, payload=bytes(64))], [ack(0, 0, syn=0x61)], pattern(), "ERR",
         [(15, [(MR_IOVA + 0xfe0, 64)])], [(15, WC_LOC_LEN_ERR, WC_RECV, 0, 0, 0)], [])
 
+    # UC: a message broken by a lost packet leaves its receive for the
+    # next message (IBA 9.7.5.1.2): SEND FIRST, (PSN 1 lost), SEND LAST
+    # dropped, then SEND ONLY lands in the same receive; the second
+    # receive stays posted
+    mem = pattern()
+    first = bytes([0x5c]) * MTU
+    mem[0x800:0x800 + MTU] = first
+    mem[0x800:0x805] = b"hello"
+    c["uc_send_broken_message_reuses_its_receive"] = (
+        [req(0x20, 0, payload=first), req(0x22, 2, payload=b"lost"),
+         req(0x24, 3, payload=b"hello")], [], mem, "RTS",
+        [(20, [(MR_IOVA + 0x800, 2 * MTU)]), (21, [(MR_IOVA + 0x100, 64)])],
+        [(20, WC_SUCCESS, WC_RECV, 5, 0, 0)], [])
+
+    # RC: a WRITE where the SEND's next packet must come is an invalid
+    # request (NAK 0x61); the SEND's receive completes with that error
+    mem = pattern()
+    mem[0x800:0x800 + MTU] = first
+    c["rc_send_interrupted_completes_its_receive_in_error"] = (
+        [req(0x00, 0, payload=first), write(0x0a, 1, MR_IOVA, MR_RKEY, b"zz")],
+        [ack(0, 0), ack(1, 0, syn=0x61)], mem, "ERR",
+        [(22, [(MR_IOVA + 0x800, 2 * MTU)])],
+        [(22, WC_REM_INV_REQ_ERR, WC_RECV, 0, 0, 0)], [])
+
     # UC SEND: placed and completed, no answer
     mem = pattern()
     mem[0x800:0x806] = b"uc-snd"
@@ -379,6 +404,16 @@ def row_cases():
          write(0x08, 1, 0, 0, bytes([0xe2]) * MTU)],
         [ack(0, 0), nak(1, 0x62)], mem, "ERR", [], [], [("dead", MW_RKEY)],
         ["split 1 %d" % MW_RKEY])
+
+    # the QP moved to ERR (ibv_modify_qp) while a SEND is half placed:
+    # the receive it holds is flushed
+    mem = pattern()
+    first = bytes([0x6d]) * MTU
+    mem[0x800:0x800 + MTU] = first
+    c["rc_send_half_done_then_qp_to_err_flushes_its_receive"] = (
+        [req(0x00, 0, payload=first)], [ack(0, 0)], mem, "ERR",
+        [(23, [(MR_IOVA + 0x800, 2 * MTU)])],
+        [(23, WC_WR_FLUSH_ERR, WC_RECV, 0, 0, 0)], [], ["modify_err 1"])
 
     # a READ invalidated after its first response: each response
     # re-validates the key, so the rest is refused (section 3 step 8)

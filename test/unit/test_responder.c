@@ -25,6 +25,7 @@ struct case_opts {
 	unsigned int txroom;	/* answers the first burst may send */
 	unsigned int split;	/* requests before the LOCAL_INV, 0: none */
 	uint32_t split_rkey;
+	bool modify_err;	/* then ibv_modify_qp(ERR) */
 };
 
 static void
@@ -38,6 +39,7 @@ read_opts(const char *name, struct case_opts *o)
 	o->txroom = 64;
 	o->split = 0;
 	o->split_rkey = 0;
+	o->modify_err = false;
 	snprintf(path, sizeof(path), "%s/%s.opts", getenv("RESP_VECTORS"), name);
 	f = fopen(path, "r");
 	if (f == NULL)
@@ -47,6 +49,8 @@ read_opts(const char *name, struct case_opts *o)
 			o->access = (int)v;
 		} else if (strcmp(word, "txroom") == 0) {
 			o->txroom = (unsigned int)v;
+		} else if (strcmp(word, "modify_err") == 0) {
+			o->modify_err = v != 0;
 		} else if (strcmp(word, "split") == 0) {
 			cr_assert_eq(fscanf(f, "%lu", &k), 1);
 			o->split = (unsigned int)v;
@@ -268,6 +272,12 @@ run_case(const char *name, enum ibv_qp_type type)
 				       got + ngot, (uint16_t)(64 - ngot), &st);
 	}
 	ngot += mwp_resp_poll(port, got + ngot, (uint16_t)(64 - ngot), &st);
+	if (o.modify_err) {
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+
+		cr_assert_eq(mwp_modify_qp(rqp, &a, IBV_QP_STATE), 0);
+		mwp_poll(ctx);
+	}
 
 	cr_expect_eq(ngot, nwant, "%s: %u answers, want %u", name, ngot, nwant);
 	for (unsigned int i = 0; i < RTE_MIN(ngot, nwant); i++) {
@@ -338,6 +348,9 @@ CASE(rc_dma_too_long)
 CASE(rc_unaligned_atomic)
 CASE(rc_middle_without_first)
 UC_CASE(uc_write_then_bad_key)
+UC_CASE(uc_send_broken_message_reuses_its_receive)
+CASE(rc_send_interrupted_completes_its_receive_in_error)
+CASE(rc_send_half_done_then_qp_to_err_flushes_its_receive)
 CASE(rc_send_only)
 CASE(rc_send_multi_two_sges)
 CASE(rc_send_rnr)
