@@ -31,6 +31,9 @@ struct mwp_port_conf {
 
 struct mwp_qp;
 
+/** QPs with READ responses pending that a port lists by name. */
+#define MWP_PORT_RD_PENDING 64
+
 /** Number of QP slots in a port's direct-index table (QPN & mask). */
 #define MWP_PORT_QP_SLOTS 4096
 
@@ -53,6 +56,15 @@ struct mwp_port {
 	 *  send rings and sent by the lcore of the port's first queue
 	 *  (mwp_port_req_drain); created when the first QP is attached. */
 	struct rte_ring *req_tx;
+	/** QPs with READ responses still to send, so that an idle poll does
+	 *  not scan the QP table (the owning lcore's); past the end, a full
+	 *  scan until none is left. */
+	struct {
+		uint32_t qpn;
+		struct mwp_qp *qp;
+	} rd_pending[MWP_PORT_RD_PENDING];
+	uint16_t nb_rd_pending;		/**< entries used in rd_pending */
+	bool rd_pending_overflow;	/**< some QP with READs is not listed */
 	/** QPs by QPN & (MWP_PORT_QP_SLOTS - 1); filled by the verbs layer. */
 	struct mwp_port_qp_slot qp[MWP_PORT_QP_SLOTS];
 };

@@ -225,6 +225,7 @@ struct mwp_resp {
 	/* READ responses still to send */
 	struct mwp_rd rd[MWP_MAX_RD];
 	uint8_t rd_head, rd_count;
+	uint8_t rd_listed;	/* in its port's rd_pending list */
 	/* results of recent atomics, for duplicates (never re-executed) */
 	struct {
 		uint32_t psn;

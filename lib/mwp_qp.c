@@ -161,6 +161,10 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 	qp->rcq->users--;
 	to_mpd(ibqp->pd)->users--;
 	pthread_mutex_unlock(&d->lock);
+	/* an lcore may be answering it: free only once every lcore has
+	 * passed a quiescent point since it left the port's table */
+	if (qp->port != NULL)
+		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
 	rte_ring_free(qp->sq);
 	rte_ring_free(qp->rq);
 	free(qp->pend);

@@ -158,14 +158,40 @@ mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
 	struct mwp_resp_ctx c = {
 		.port = port, .st = st, .tx = tx, .tx_room = tx_room,
 	};
+	uint16_t i = 0;
 
 	if (port->ctx == NULL)
 		return 0;
-	for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c.nb_tx < tx_room; s++) {
-		struct mwp_qp *qp = port->qp[s].qp;
+	while (i < port->nb_rd_pending) {
+		uint32_t qpn = port->rd_pending[i].qpn;
+		struct mwp_qp *qp = port->rd_pending[i].qp;
 
-		if (qp != NULL && qp->resp.rd_count != 0)
+		/* a QP destroyed since is no longer in the table: compare
+		 * pointers before touching it */
+		if (mwp_port_qp(port, qpn) == qp && c.nb_tx < tx_room) {
 			mwp_resp_read_pump(&c, qp);
+			if (qp->resp.rd_count != 0 && !qp->resp.err) {
+				i++;
+				continue;
+			}
+			qp->resp.rd_listed = 0;
+		} else if (mwp_port_qp(port, qpn) == qp) {
+			break;		/* no room left this time */
+		}
+		port->rd_pending[i] = port->rd_pending[--port->nb_rd_pending];
+	}
+	if (unlikely(port->rd_pending_overflow)) {
+		bool left = false;
+
+		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c.nb_tx < tx_room; s++) {
+			struct mwp_qp *qp = port->qp[s].qp;
+
+			if (qp != NULL && qp->resp.rd_count != 0 && !qp->resp.err) {
+				mwp_resp_read_pump(&c, qp);
+				left |= qp->resp.rd_count != 0;
+			}
+		}
+		port->rd_pending_overflow = left || c.nb_tx == tx_room;
 	}
 	return c.nb_tx;
 }

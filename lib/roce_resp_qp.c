@@ -246,6 +246,18 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			r->rd_count--;
 		}
 	}
+	/* the rest waits for mwp_resp_poll: tell the port where to look */
+	if (r->rd_count != 0 && !r->err && !r->rd_listed) {
+		struct mwp_port *port = c->port;
+
+		if (port->nb_rd_pending < MWP_PORT_RD_PENDING) {
+			port->rd_pending[port->nb_rd_pending].qpn = qp->ibqp.qp_num;
+			port->rd_pending[port->nb_rd_pending++].qp = qp;
+			r->rd_listed = 1;
+		} else {
+			port->rd_pending_overflow = true;
+		}
+	}
 }
 
 static bool
