@@ -223,6 +223,65 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied)
 	return median(r, RUNS);
 }
 
+/*
+ * Where a 64-byte WRITE's time goes: the burst stages the library exports,
+ * timed alone on the same fresh frames (parse; parse + ICRC; the keys'
+ * bulk lookup), against the whole mwp_resp_burst.  ns per packet, medians.
+ */
+static void
+stages(struct setup *s)
+{
+	const uint32_t bursts = quick ? 2000 : 100000;
+	struct rte_mbuf *tmpl[BURST], *pk[BURST], *tx[64];
+	struct mwp_pkt p[BURST];
+	enum mwp_drop why[BURST];
+	const struct mwp_binding *b[BURST];
+	uint32_t rkeys[BURST];
+	struct mwp_stats st = { 0 };
+	double r[4][RUNS];
+
+	make_burst(s, WRITE64, tmpl);
+	for (int i = 0; i < BURST; i++) {
+		mwp_parse(tmpl[i], &p[i]);
+		rkeys[i] = reth_rkey(mwp_pkt_eh(tmpl[i], &p[i], ROCE_EH_RETH));
+	}
+	for (int k = 0; k < RUNS; k++) {
+		uint64_t cyc[4] = { 0 };
+
+		for (uint32_t n = 0; n < bursts; n++) {
+			uint64_t t0, t1, t2, t3, t4;
+
+			refill(s, tmpl, pk);
+			to_mqp(s->qp)->resp.epsn = 0;
+			t0 = rte_rdtsc_precise();
+			mwp_parse_burst(pk, BURST, p, why);
+			t1 = rte_rdtsc_precise();
+			mwp_icrc_verify_burst(pk, p, why, BURST);
+			t2 = rte_rdtsc_precise();
+			mwp_keys_lookup_burst(s->port->keys, rkeys, BURST, b);
+			t3 = rte_rdtsc_precise();
+			rte_pktmbuf_free_bulk(tx, mwp_resp_burst(s->port, pk, BURST, tx, 64, &st));
+			t4 = rte_rdtsc_precise();
+			cyc[0] += t1 - t0;
+			cyc[1] += t2 - t1;
+			cyc[2] += t3 - t2;
+			cyc[3] += t4 - t3;
+		}
+		for (int i = 0; i < 4; i++)
+			r[i][k] = (double)cyc[i] * 1e9 / rte_get_tsc_hz() / ((double)bursts * BURST);
+	}
+	printf("# 64 B WRITE, %u live keys: ns/pkt of each stage alone, and of the whole burst\n",
+	       s->nkeys);
+	printf("%-26s %9.1f\n", "parse", median(r[0], RUNS));
+	printf("%-26s %9.1f\n", "ICRC verify", median(r[1], RUNS));
+	printf("%-26s %9.1f\n", "key lookup (bulk)", median(r[2], RUNS));
+	printf("%-26s %9.1f   (the rest: %.1f)\n", "mwp_resp_burst, all", median(r[3], RUNS),
+	       median(r[3], RUNS) - median(r[0], RUNS) - median(r[1], RUNS) -
+	       median(r[2], RUNS));
+	printf("%-26s %9.0f\n", "TSC ticks per packet", median(r[3], RUNS) * rte_get_tsc_hz() / 1e9);
+	rte_pktmbuf_free_bulk(tmpl, BURST);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -263,6 +322,8 @@ main(int argc, char **argv)
 			printf("%-26s %9u %9.2f %9.1f %12.3f %8.1f%%\n", wl_name[w], n,
 			       1e3 / ns, ns, answers / pkts, 100.0 * denied / pkts);
 		}
+		if (only < 0 && z == 0)
+			stages(&s);
 		free_setup(&s);
 		if (quick)
 			break;

@@ -135,10 +135,9 @@ write_l2_l3(uint8_t *d, const struct mwp_flow *f, struct mwp_pkt *p,
 	return off;
 }
 
-int
-mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
-	  const struct mwp_hdrs *h, const void *payload, uint32_t len,
-	  struct mwp_pkt *out)
+static int
+build(struct rte_mbuf *m, const struct mwp_flow *f, const struct mwp_hdrs *h,
+      const void *payload, uint32_t len, struct mwp_pkt *out, bool icrc)
 {
 	const struct roce_opcode_info *op = &roce_opcode[h->opcode];
 	const uint8_t pad = (uint8_t)(-len & 3);
@@ -183,6 +182,8 @@ mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
 	p->payload_len = (uint16_t)len;
 	p->icrc_off = p->payload_off + len + pad;
 	p->flags |= MWP_PKT_BTH;
+	if (!icrc)
+		return 1;
 	mwp_icrc_fill(m, p);
 	/* The UDP checksum covers the ICRC, and the ICRC masks the checksum. */
 	if (f->ipv6 && f->udp6_csum)
@@ -192,14 +193,29 @@ mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
 }
 
 int
+mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
+	  const struct mwp_hdrs *h, const void *payload, uint32_t len,
+	  struct mwp_pkt *out)
+{
+	return build(m, f, h, payload, len, out, true);
+}
+
+int
+mwp_build_deferred(struct rte_mbuf *m, const struct mwp_flow *f,
+		   const struct mwp_hdrs *h, const void *payload, uint32_t len,
+		   struct mwp_pkt *p)
+{
+	/* an IPv6 UDP checksum covers the ICRC: that frame is finished now */
+	return build(m, f, h, payload, len, p, f->ipv6 && f->udp6_csum);
+}
+
+int
 mwp_build_ack(struct rte_mbuf *m, const struct mwp_flow *f, uint32_t dqpn,
 	      uint32_t psn, uint8_t syndrome, uint32_t msn)
 {
-	struct mwp_hdrs h = {
-		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
-		.aeth = { .syndrome = syndrome, .msn = msn },
-	};
+	struct mwp_hdrs h;
 
+	mwp_hdrs_ack(&h, dqpn, psn, syndrome, msn);
 	return mwp_build(m, f, &h, NULL, 0, NULL);
 }
 
@@ -209,14 +225,12 @@ mwp_build_read_resp(struct rte_mbuf *m, const struct mwp_flow *f,
 		    uint8_t syndrome, uint32_t msn, const void *data,
 		    uint32_t len)
 {
-	struct mwp_hdrs h = {
-		.opcode = opcode, .dqpn = dqpn, .psn = psn,
-		.aeth = { .syndrome = syndrome, .msn = msn },
-	};
+	struct mwp_hdrs h;
 
 	if (!(roce_opcode[opcode].mask & ROCE_M_READ) ||
 	    !(roce_opcode[opcode].mask & ROCE_M_RESP))
 		return -EINVAL;
+	mwp_hdrs_read_resp(&h, opcode, dqpn, psn, syndrome, msn);
 	return mwp_build(m, f, &h, data, len, NULL);
 }
 
@@ -224,12 +238,8 @@ int
 mwp_build_atomic_ack(struct rte_mbuf *m, const struct mwp_flow *f,
 		     uint32_t dqpn, uint32_t psn, uint32_t msn, uint64_t orig)
 {
-	struct mwp_hdrs h = {
-		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
-		/* an ACK with no end-to-end credit count, as for every ACK */
-		.aeth = { .syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID, .msn = msn },
-		.atmack_orig = orig,
-	};
+	struct mwp_hdrs h;
 
+	mwp_hdrs_atomic_ack(&h, dqpn, psn, msn, orig);
 	return mwp_build(m, f, &h, NULL, 0, NULL);
 }

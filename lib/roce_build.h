@@ -20,6 +20,8 @@
 #include <rte_ether.h>
 #include <rte_mbuf.h>
 
+#include "roce_hdr.h"
+#include "roce_opcode.h"
 #include "roce_parse.h"
 
 /** L2-L4 of one direction of a connection. */
@@ -101,6 +103,58 @@ struct mwp_hdrs {
 int mwp_build(struct rte_mbuf *m, const struct mwp_flow *f,
 	      const struct mwp_hdrs *h, const void *payload, uint32_t len,
 	      struct mwp_pkt *p);
+
+/**
+ * As mwp_build, but leave the ICRC for mwp_icrc_fill_burst (a burst's
+ * answers get their ICRCs together).  An IPv6 frame with
+ * mwp_flow.udp6_csum is finished at once: its UDP checksum covers the
+ * ICRC.
+ *
+ * @param p
+ *   Filled with the parsed view of the frame (mwp_icrc_fill_burst needs it).
+ * @return
+ *   1 if the ICRC is left to do, 0 if the frame is finished, or as
+ *   mwp_build.
+ */
+int mwp_build_deferred(struct rte_mbuf *m, const struct mwp_flow *f,
+		       const struct mwp_hdrs *h, const void *payload,
+		       uint32_t len, struct mwp_pkt *p);
+
+/** The headers of an RC ACKNOWLEDGE (ACK, RNR NAK or NAK, by syndrome). */
+static inline void
+mwp_hdrs_ack(struct mwp_hdrs *h, uint32_t dqpn, uint32_t psn, uint8_t syndrome,
+	     uint32_t msn)
+{
+	*h = (struct mwp_hdrs){
+		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = msn },
+	};
+}
+
+/** The headers of an RDMA READ response packet (opcode: FIRST ... ONLY). */
+static inline void
+mwp_hdrs_read_resp(struct mwp_hdrs *h, uint8_t opcode, uint32_t dqpn, uint32_t psn,
+		   uint8_t syndrome, uint32_t msn)
+{
+	*h = (struct mwp_hdrs){
+		.opcode = opcode, .dqpn = dqpn, .psn = psn,
+		.aeth = { .syndrome = syndrome, .msn = msn },
+	};
+}
+
+/** The headers of an ATOMIC ACKNOWLEDGE carrying the original value; its
+ *  AETH has no end-to-end credit count, as every ACK. */
+static inline void
+mwp_hdrs_atomic_ack(struct mwp_hdrs *h, uint32_t dqpn, uint32_t psn, uint32_t msn,
+		    uint64_t orig)
+{
+	*h = (struct mwp_hdrs){
+		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
+		.aeth = { .syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+			  .msn = msn },
+		.atmack_orig = orig,
+	};
+}
 
 /**
  * Build an RC ACKNOWLEDGE (ACK, RNR NAK or NAK, by syndrome).

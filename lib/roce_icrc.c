@@ -258,3 +258,34 @@ mwp_icrc_fill(struct rte_mbuf *m, const struct mwp_pkt *p)
 		off -= s->data_len;
 	}
 }
+
+void
+mwp_icrc_fill_burst(struct rte_mbuf *const *m, const struct mwp_pkt *p, uint16_t n)
+{
+	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
+	uint16_t idx[MWP_ICRC_BURST_MAX];
+	uint32_t crc[MWP_ICRC_BURST_MAX];
+	const bool use_mb = mb_usable();
+
+	for (uint16_t base = 0; base < n; base += MWP_ICRC_BURST_MAX) {
+		uint16_t k = 0, end = RTE_MIN(n, (uint16_t)(base + MWP_ICRC_BURST_MAX));
+
+		for (uint16_t i = base; i < end; i++) {
+			const uint32_t all = p[i].icrc_off - p[i].l3_off;
+
+			if (use_mb && all <= ICRC_MB_MAX &&
+			    p[i].icrc_off + 4u <= rte_pktmbuf_data_len(m[i]) &&
+			    mb_lane(&lane[k], m[i], &p[i], all))
+				idx[k++] = i;
+			else
+				mwp_icrc_fill(m[i], &p[i]);
+		}
+		mwp_crc32_mb(lane, crc, k);
+		for (uint16_t j = 0; j < k; j++) {
+			const uint32_t v = rte_cpu_to_le_32(~crc[j]);
+
+			memcpy(rte_pktmbuf_mtod_offset(m[idx[j]], uint8_t *,
+						       p[idx[j]].icrc_off), &v, sizeof(v));
+		}
+	}
+}

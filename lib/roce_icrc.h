@@ -89,4 +89,16 @@ uint16_t mwp_icrc_verify_burst(struct rte_mbuf *const *pkts,
  */
 void mwp_icrc_fill(struct rte_mbuf *m, const struct mwp_pkt *p);
 
+/**
+ * Compute and write the ICRCs of n frames built with mwp_build_deferred
+ * (together, as mwp_icrc_verify_burst checks them).
+ *
+ * @param m
+ *   The frames (one segment each).
+ * @param p
+ *   Their parsed views, as mwp_build_deferred gave them.
+ */
+void mwp_icrc_fill_burst(struct rte_mbuf *const *m, const struct mwp_pkt *p,
+			 uint16_t n);
+
 #endif /* ROCE_ICRC_H */

@@ -93,7 +93,8 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	uint64_t vas[MWP_BURST_MAX];
 	uint16_t key_of[MWP_BURST_MAX], nb_keys = 0;
 	struct mwp_resp_ctx c = {
-		.port = port, .st = st, .tx = tx, .tx_room = tx_room,
+		.port = port, .st = st, .tx = tx,
+		.tx_room = RTE_MIN(tx_room, (uint16_t)MWP_RESP_TX_MAX),
 		.gen = ++port->bursts,
 	};
 	uint64_t bytes = 0;
@@ -148,6 +149,7 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	for (uint16_t i = 0; i < c.nb_dirty; i++)
 		mwp_resp_flush_ack(&c, c.dirty[i]);
 	rte_pktmbuf_free_bulk(pkts, n);
+	mwp_resp_finish(&c);
 	return c.nb_tx;
 }
 
@@ -156,7 +158,8 @@ mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
 	      struct mwp_stats *st)
 {
 	struct mwp_resp_ctx c = {
-		.port = port, .st = st, .tx = tx, .tx_room = tx_room,
+		.port = port, .st = st, .tx = tx,
+		.tx_room = RTE_MIN(tx_room, (uint16_t)MWP_RESP_TX_MAX),
 	};
 	uint16_t i = 0;
 
@@ -168,7 +171,7 @@ mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
 
 		/* a QP destroyed since is no longer in the table: compare
 		 * pointers before touching it */
-		if (mwp_port_qp(port, qpn) == qp && c.nb_tx < tx_room) {
+		if (mwp_port_qp(port, qpn) == qp && c.nb_tx < c.tx_room) {
 			mwp_resp_read_pump(&c, qp);
 			if (qp->resp.rd_count != 0 && !qp->resp.err) {
 				i++;
@@ -183,7 +186,7 @@ mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
 	if (unlikely(port->rd_pending_overflow)) {
 		bool left = false;
 
-		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c.nb_tx < tx_room; s++) {
+		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c.nb_tx < c.tx_room; s++) {
 			struct mwp_qp *qp = port->qp[s].qp;
 
 			if (qp != NULL && qp->resp.rd_count != 0 && !qp->resp.err) {
@@ -191,7 +194,8 @@ mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
 				left |= qp->resp.rd_count != 0;
 			}
 		}
-		port->rd_pending_overflow = left || c.nb_tx == tx_room;
+		port->rd_pending_overflow = left || c.nb_tx == c.tx_room;
 	}
+	mwp_resp_finish(&c);
 	return c.nb_tx;
 }

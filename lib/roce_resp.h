@@ -34,7 +34,8 @@
  * @param tx
  *   Where to put the frames to send.
  * @param tx_room
- *   Room in tx.  READ responses that do not fit wait for mwp_resp_poll.
+ *   Room in tx (up to 64 is used).  READ responses that do not fit wait
+ *   for mwp_resp_poll.
  * @param st
  *   The calling lcore's counters for this port.
  * @return

@@ -20,6 +20,7 @@
 
 #include "mwp_priv.h"
 #include "roce_resp_qp.h"
+#include "roce_icrc.h"
 #include "roce_req.h"
 
 #define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
@@ -88,26 +89,55 @@ tx_slot(struct mwp_resp_ctx *c)
 	return m;
 }
 
+/* Build an answer into m (from tx_slot) and queue it; its ICRC waits for
+ * mwp_resp_finish. */
 static void
-emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, int ret)
+emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_flow *f,
+     const struct mwp_hdrs *h, const void *data, uint32_t len)
 {
-	if (unlikely(ret != 0)) {
+	int ret = mwp_build_deferred(m, f, h, data, len, &c->txp[c->nb_tx]);
+
+	if (unlikely(ret < 0)) {
 		rte_pktmbuf_free(m);
 		c->st->drop[MWP_DROP_NO_MBUF]++;
 		return;
 	}
+	c->icrc_todo[c->nb_tx] = ret == 1;
 	c->tx[c->nb_tx++] = m;
+}
+
+void
+mwp_resp_finish(struct mwp_resp_ctx *c)
+{
+	struct rte_mbuf *m[MWP_RESP_TX_MAX];
+	struct mwp_pkt p[MWP_RESP_TX_MAX];
+	uint16_t k = 0;
+	bool all = true;
+
+	for (uint16_t i = 0; i < c->nb_tx; i++)
+		all &= c->icrc_todo[i];
+	if (all) {
+		mwp_icrc_fill_burst(c->tx, c->txp, c->nb_tx);
+		return;
+	}
+	for (uint16_t i = 0; i < c->nb_tx; i++)
+		if (c->icrc_todo[i]) {
+			m[k] = c->tx[i];
+			p[k++] = c->txp[i];
+		}
+	mwp_icrc_fill_burst(m, p, k);
 }
 
 static void
 send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 {
 	struct rte_mbuf *m = tx_slot(c);
+	struct mwp_hdrs h;
 
 	if (m == NULL)
 		return;
-	emit(c, m, mwp_build_ack(m, &qp->resp.flow, qp->dest_qpn, psn, syn,
-				 qp->resp.msn));
+	mwp_hdrs_ack(&h, qp->dest_qpn, psn, syn, qp->resp.msn);
+	emit(c, m, &qp->resp.flow, &h, NULL, 0);
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
 		qp->resp.st.acks++;
 		c->st->acks++;
@@ -211,6 +241,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				(last ? ROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
 				 ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
 		uint8_t *src = NULL;
+		struct mwp_hdrs h;
 		struct rte_mbuf *m;
 
 		if (seg != 0) {
@@ -234,8 +265,8 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		m = tx_slot(c);
 		if (m == NULL)
 			return;
-		emit(c, m, mwp_build_read_resp(m, &r->flow, op, qp->dest_qpn, rd->psn,
-					       ACK_SYNDROME, r->msn, src, seg));
+		mwp_hdrs_read_resp(&h, op, qp->dest_qpn, rd->psn, ACK_SYNDROME, r->msn);
+		emit(c, m, &r->flow, &h, src, seg);
 		r->st.read_resps++;
 		rd->va += seg;
 		rd->left -= seg;
@@ -321,14 +352,15 @@ copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 static void
 atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t orig)
 {
+	struct mwp_hdrs h;
 	struct rte_mbuf *m;
 
 	mwp_resp_flush_ack(c, qp);
 	m = tx_slot(c);
 	if (m == NULL)
 		return;
-	emit(c, m, mwp_build_atomic_ack(m, &qp->resp.flow, qp->dest_qpn, psn,
-					qp->resp.msn, orig));
+	mwp_hdrs_atomic_ack(&h, qp->dest_qpn, psn, qp->resp.msn, orig);
+	emit(c, m, &qp->resp.flow, &h, NULL, 0);
 }
 
 static void

@@ -17,12 +17,19 @@
 struct mwp_qp;
 
 /* One burst's worth of context. */
+/* Answers one mwp_resp_burst or mwp_resp_poll call makes at most. */
+#define MWP_RESP_TX_MAX 64
+
 struct mwp_resp_ctx {
 	struct mwp_port *port;
 	struct mwp_stats *st;
 	struct rte_mbuf **tx;
 	uint16_t nb_tx;
-	uint16_t tx_room;
+	uint16_t tx_room;		/* at most MWP_RESP_TX_MAX */
+	/* each answer's parsed view, and whether its ICRC is still to do
+	 * (mwp_resp_finish computes them together) */
+	struct mwp_pkt txp[MWP_RESP_TX_MAX];
+	uint8_t icrc_todo[MWP_RESP_TX_MAX];
 	uint16_t nb_dirty;
 	uint64_t gen;			/* this burst's number */
 	uint8_t dropped;		/* the current packet was counted as a drop */
@@ -40,5 +47,7 @@ bool mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp,
 		     const struct mwp_binding *b);
 void mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp);
 void mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp);
+/* The answers' ICRCs, all at once: call before handing c->tx out. */
+void mwp_resp_finish(struct mwp_resp_ctx *c);
 
 #endif
