@@ -157,12 +157,17 @@ unsigned int mwp_qp_sq_queued(struct ibv_qp *qp);
  * IPv4-mapped address), dest_qp_num, rq_psn, sq_psn, path_mtu,
  * qp_access_flags and max_dest_rd_atomic.
  *
+ * A QP attached to a port going to ERR or RESET first stops its responder
+ * and waits for the RCU readers' quiescent reports (not from a reader).
+ *
  * @return
  *   0, or EINVAL (illegal transition, missing or bad attribute).
  */
 int mwp_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 
-/** ibv_destroy_qp: 0; outstanding work is dropped without completions. */
+/** ibv_destroy_qp: 0; outstanding work is dropped without completions.  A
+ *  QP on a port is freed after the RCU readers' quiescent reports (not
+ *  from a reader). */
 int mwp_destroy_qp(struct ibv_qp *qp);
 
 /**
