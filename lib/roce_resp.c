@@ -40,11 +40,11 @@ check_dest(const struct mwp_port_conf *c, const struct rte_mbuf *m,
 	return MWP_DROP_NONE;
 }
 
-/* The R_Key and the address a request names in its RETH or AtomicETH, if
- * any. */
+/* The R_Key, address and length a request names in its RETH or
+ * AtomicETH, if any. */
 static inline bool
 request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p, uint32_t *rkey,
-	     uint64_t *va)
+	     uint64_t *va, uint32_t *len)
 {
 	const struct roce_reth *reth = mwp_pkt_eh(m, p, ROCE_EH_RETH);
 	const struct roce_atmeth *atm;
@@ -52,12 +52,14 @@ request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p, uint32_t *rkey,
 	if (reth != NULL && (p->mask & ROCE_M_REQ)) {
 		*rkey = reth_rkey(reth);
 		*va = reth_va(reth);
+		*len = reth_dmalen(reth);
 		return true;
 	}
 	atm = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
 	if (atm != NULL) {
 		*rkey = atmeth_rkey(atm);
 		*va = atmeth_va(atm);
+		*len = sizeof(uint64_t);
 		return true;
 	}
 	return false;
@@ -91,6 +93,7 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	const struct mwp_binding *keyd[MWP_BURST_MAX];
 	uint32_t rkeys[MWP_BURST_MAX];
 	uint64_t vas[MWP_BURST_MAX];
+	uint32_t lens[MWP_BURST_MAX];
 	uint16_t key_of[MWP_BURST_MAX], nb_keys = 0;
 	struct mwp_resp_ctx c = {
 		.port = port, .st = st, .tx = tx,
@@ -121,7 +124,8 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 		why[i] = e;
 		key_of[i] = UINT16_MAX;
 		if (e == MWP_DROP_NONE &&
-		    request_rkey(pkts[i], &p[i], &rkeys[nb_keys], &vas[nb_keys]))
+		    request_rkey(pkts[i], &p[i], &rkeys[nb_keys], &vas[nb_keys],
+				 &lens[nb_keys]))
 			key_of[i] = nb_keys++;
 	}
 	st->rx_pkts += n;
@@ -142,6 +146,11 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 			continue;
 		}
 		/* accepted: acted on (executed or answered), not dropped */
+		if (key_of[i] != UINT16_MAX) {
+			c.cur.rkey = rkeys[key_of[i]];
+			c.cur.va = vas[key_of[i]];
+			c.cur.len = lens[key_of[i]];
+		}
 		st->accepted += mwp_resp_packet(&c, qps[i], pkts[i], &p[i],
 				key_of[i] == UINT16_MAX ? NULL : keyd[key_of[i]]);
 	}

@@ -404,13 +404,12 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 }
 
 static void
-exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
-	  const struct mwp_pkt *p, const struct mwp_binding *b)
+exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
+	  const struct mwp_binding *b)
 {
-	const struct roce_reth *h = mwp_pkt_eh(m, p, ROCE_EH_RETH);
 	struct mwp_access_req q = {
-		.rkey = reth_rkey(h), .access = IBV_ACCESS_REMOTE_READ,
-		.va = reth_va(h), .len = reth_dmalen(h), .pd = qp->ibqp.pd->handle,
+		.rkey = c->cur.rkey, .access = IBV_ACCESS_REMOTE_READ,
+		.va = c->cur.va, .len = c->cur.len, .pd = qp->ibqp.pd->handle,
 		.qpn = qp->ibqp.qp_num,
 	};
 	const uint32_t mtu = mtu_bytes(qp);
@@ -459,11 +458,9 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		return;
 	}
 	if (first) {
-		const struct roce_reth *h = mwp_pkt_eh(m, p, ROCE_EH_RETH);
-
-		q.rkey = reth_rkey(h);
-		q.va = reth_va(h);
-		q.len = reth_dmalen(h);
+		q.rkey = c->cur.rkey;
+		q.va = c->cur.va;
+		q.len = c->cur.len;
 	} else {
 		/* every packet re-checks the key, with the VA and the
 		 * remaining length carried from the first */
@@ -776,7 +773,7 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	if (p->mask & ROCE_M_WRITE) {
 		exec_write(c, qp, m, p, b);
 	} else if (p->mask & ROCE_M_READ) {
-		exec_read(c, qp, m, p, b);
+		exec_read(c, qp, p, b);
 	} else if (p->mask & ROCE_M_ATOMIC) {
 		exec_atomic(c, qp, m, p, b);
 	} else {

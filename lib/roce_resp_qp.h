@@ -38,6 +38,13 @@ struct mwp_resp_ctx {
 	uint16_t nb_revoked;
 	uint32_t revoked[8];
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
+	/* the current packet's RETH or AtomicETH, as classification read it
+	 * (valid when the packet carries one) */
+	struct {
+		uint64_t va;
+		uint32_t rkey;
+		uint32_t len;
+	} cur;
 };
 
 /* Returns true if the packet was accepted (executed or answered), false if
