@@ -208,7 +208,8 @@ app_objects_collect(struct app_objects *o)
 				} else if (wc[k].status == IBV_WC_SUCCESS) {
 					o->wr_ok++;
 				} else {
-					o->wr_failed++;
+					/* also counted by an lcore's gate (posting) */
+					__atomic_fetch_add(&o->wr_failed, 1, __ATOMIC_RELAXED);
 					fprintf(stderr, "mwpath: %s: [%s]: %s\n", o->cfg->file,
 						o->cfg->wr[wc[k].wr_id].section,
 						ibv_wc_status_str(wc[k].status));
