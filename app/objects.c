@@ -203,8 +203,12 @@ app_objects_collect(struct app_objects *o)
 
 				log_wc(&o->log[c], &wc[k]);
 				if (recv) {
-					wc[k].status == IBV_WC_SUCCESS ? o->recv_ok++ :
-									 o->recv_failed++;
+					if (wc[k].status == IBV_WC_SUCCESS)
+						o->recv_ok++;
+					else if (wc[k].status == IBV_WC_WR_FLUSH_ERR)
+						o->recv_flushed++;
+					else
+						o->recv_failed++;
 				} else if (wc[k].status == IBV_WC_SUCCESS) {
 					o->wr_ok++;
 				} else {
@@ -452,9 +456,9 @@ app_objects_print(FILE *out, const struct app_objects *o)
 		unposted += !o->posted[i];
 	fprintf(out, "verbs: %" PRIu32 " live keys; work requests: %u posted, %u ok, "
 		"%u failed, %u never posted (after_rx not reached); receives: %u ok, "
-		"%u failed\n",
+		"%u failed, %u flushed\n",
 		mwp_keys_count(mwp_device_keys(o->ctx)), o->wr_posted, o->wr_ok,
-		o->wr_failed, unposted, o->recv_ok, o->recv_failed);
+		o->wr_failed, unposted, o->recv_ok, o->recv_failed, o->recv_flushed);
 	for (unsigned int i = 0; i < o->nb_qps; i++) {
 		const struct mwp_qp *qp = to_mqp(o->qp[i]);
 		const struct mwp_qp_stats *s = &qp->resp.st;

@@ -36,7 +36,7 @@ struct app_objects {
 	unsigned int nb_qps;
 	bool posted[APP_MAX_WR];	/* [wr N] posted (at start or its after_rx) */
 	unsigned int wr_posted, wr_ok, wr_failed;	/* send-queue outcomes */
-	unsigned int recv_ok, recv_failed;		/* receive completions */
+	unsigned int recv_ok, recv_failed, recv_flushed;	/* receive completions */
 	struct app_cqe_log log[APP_MAX_OBJ];		/* per [cq N] */
 	struct app_gate gate[RTE_MAX_ETHPORTS];
 };

@@ -139,6 +139,9 @@ class Cli(unittest.TestCase):
             self.assertEqual(g.hex(), w.hex(), f"answer {i}")
         self.assertIn("denied unknown_key", r.stdout)
         self.assertRegex(r.stdout, r"qp 0x11 rc ERR: in 7 acks 2 naks 0/0/1/0")
+        # conf/default.ini posts 4 receives; the SEND and the SEND_WITH_INV
+        # take two, the QP's ERR flushes the other two
+        self.assertIn("receives: 2 ok, 0 failed, 2 flushed", r.stdout)
 
     def run_until_signal(self, sig):
         pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
