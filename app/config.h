@@ -104,6 +104,15 @@ struct app_config {
 	unsigned int nb_recvs;
 };
 
+/** The configuration's names of the IBV_ACCESS_* flags (also what
+ *  --dump-dir writes). */
+struct app_access_name {
+	const char *name;
+	unsigned int bit;
+};
+#define APP_ACCESS_NAMES 6
+extern const struct app_access_name app_access_names[APP_ACCESS_NAMES];
+
 /**
  * Read and check a configuration file.  On error, prints one line naming
  * the file, line, section and key to stderr.

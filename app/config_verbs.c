@@ -29,18 +29,20 @@ num(const char *v, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+const struct app_access_name app_access_names[APP_ACCESS_NAMES] = {
+	{ "local_write", IBV_ACCESS_LOCAL_WRITE },
+	{ "remote_write", IBV_ACCESS_REMOTE_WRITE },
+	{ "remote_read", IBV_ACCESS_REMOTE_READ },
+	{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
+	{ "mw_bind", IBV_ACCESS_MW_BIND },
+	{ "zero_based", IBV_ACCESS_ZERO_BASED },
+};
+
 /* "local_write,remote_read,..." -> IBV_ACCESS_* */
 static int
 access_list(const char *v, bool zero_based_ok, unsigned int *out)
 {
-	static const struct { const char *name; unsigned int bit; } names[] = {
-		{ "local_write", IBV_ACCESS_LOCAL_WRITE },
-		{ "remote_write", IBV_ACCESS_REMOTE_WRITE },
-		{ "remote_read", IBV_ACCESS_REMOTE_READ },
-		{ "remote_atomic", IBV_ACCESS_REMOTE_ATOMIC },
-		{ "mw_bind", IBV_ACCESS_MW_BIND },
-		{ "zero_based", IBV_ACCESS_ZERO_BASED },
-	};
+	const struct app_access_name *names = app_access_names;
 	char buf[256], *tok, *save;
 
 	*out = 0;
@@ -50,10 +52,10 @@ access_list(const char *v, bool zero_based_ok, unsigned int *out)
 	for (tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
 		size_t i;
 
-		for (i = 0; i < RTE_DIM(names); i++)
+		for (i = 0; i < APP_ACCESS_NAMES; i++)
 			if (strcmp(tok, names[i].name) == 0)
 				break;
-		if (i == RTE_DIM(names) ||
+		if (i == APP_ACCESS_NAMES ||
 		    (names[i].bit == IBV_ACCESS_ZERO_BASED && !zero_based_ok))
 			return -1;
 		*out |= names[i].bit;

@@ -63,36 +63,16 @@ wc_opcode_name(enum ibv_wc_opcode op)
 	}
 }
 
-static const char *
-qp_state_name(enum ibv_qp_state s)
-{
-	static const char *const names[] = {
-		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
-		[IBV_QPS_RTS] = "RTS", [IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-
-	return (unsigned int)s < RTE_DIM(names) && names[s] ? names[s] : "?";
-}
-
 /* ["remote_write", ...] in the configuration's spelling */
 static void
 access_json(FILE *f, unsigned int a)
 {
-	static const struct { unsigned int bit; const char *name; } names[] = {
-		{ IBV_ACCESS_LOCAL_WRITE, "local_write" },
-		{ IBV_ACCESS_REMOTE_WRITE, "remote_write" },
-		{ IBV_ACCESS_REMOTE_READ, "remote_read" },
-		{ IBV_ACCESS_REMOTE_ATOMIC, "remote_atomic" },
-		{ IBV_ACCESS_MW_BIND, "mw_bind" },
-		{ IBV_ACCESS_ZERO_BASED, "zero_based" },
-	};
 	const char *sep = "";
 
 	fputc('[', f);
-	for (size_t i = 0; i < RTE_DIM(names); i++)
-		if (a & names[i].bit) {
-			fprintf(f, "%s\"%s\"", sep, names[i].name);
+	for (size_t i = 0; i < APP_ACCESS_NAMES; i++)
+		if (a & app_access_names[i].bit) {
+			fprintf(f, "%s\"%s\"", sep, app_access_names[i].name);
 			sep = ", ";
 		}
 	fputc(']', f);
@@ -210,7 +190,7 @@ dump_qps(FILE *f, const struct app_objects *o)
 			", \"read_resps\": %" PRIu64 ", \"atomics\": %" PRIu64
 			", \"acks_rx\": %" PRIu64 ", \"drops\": %" PRIu64
 			", \"requests_sent\": %" PRIu64 ", \"denied\": {",
-			sep, c->qpn, c->uc ? "uc" : "rc", qp_state_name(o->qp[i]->state),
+			sep, c->qpn, c->uc ? "uc" : "rc", app_qp_state_name(o->qp[i]->state),
 			c->port, c->pd, c->cq, qp->dest_qpn, qp->resp.epsn, qp->sq_psn,
 			qp->resp.msn, s->rx_pkts, s->rx_bytes, s->acks, s->naks[0],
 			s->naks[1], s->naks[2], s->naks[3], s->rnr_naks, s->duplicates,

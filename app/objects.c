@@ -22,8 +22,8 @@ to_ibv_mtu(unsigned int mtu)
 	}
 }
 
-static const char *
-qp_state_name(enum ibv_qp_state s)
+const char *
+app_qp_state_name(enum ibv_qp_state s)
 {
 	static const char *const names[] = {
 		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT", [IBV_QPS_RTR] = "RTR",
@@ -468,7 +468,7 @@ app_objects_print(FILE *out, const struct app_objects *o)
 			" (0x60/61/62/63) rnr %" PRIu64 " dups %" PRIu64
 			" read-resps %" PRIu64 " atomics %" PRIu64 "\n",
 			o->qp[i]->qp_num, o->qp[i]->qp_type == IBV_QPT_RC ? "rc" : "uc",
-			qp_state_name(o->qp[i]->state), s->rx_pkts, s->acks,
+			app_qp_state_name(o->qp[i]->state), s->rx_pkts, s->acks,
 			s->naks[0], s->naks[1], s->naks[2], s->naks[3], s->rnr_naks,
 			s->duplicates, s->read_resps, s->atomics);
 	}

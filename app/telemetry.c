@@ -89,19 +89,6 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
-static const char *
-state_name(enum ibv_qp_state s)
-{
-	switch (s) {
-	case IBV_QPS_RESET: return "RESET";
-	case IBV_QPS_INIT: return "INIT";
-	case IBV_QPS_RTR: return "RTR";
-	case IBV_QPS_RTS: return "RTS";
-	case IBV_QPS_ERR: return "ERR";
-	default: return "?";
-	}
-}
-
 static void
 qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 {
@@ -111,7 +98,7 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 
 	rte_tel_data_add_dict_u64(d, "qpn", ibqp->qp_num);
 	rte_tel_data_add_dict_string(d, "type", ibqp->qp_type == IBV_QPT_RC ? "rc" : "uc");
-	rte_tel_data_add_dict_string(d, "state", state_name(ibqp->state));
+	rte_tel_data_add_dict_string(d, "state", app_qp_state_name(ibqp->state));
 	rte_tel_data_add_dict_u64(d, "expected_psn", qp->resp.epsn);
 	rte_tel_data_add_dict_u64(d, "msn", qp->resp.msn);
 	rte_tel_data_add_dict_u64(d, "sq_psn", qp->sq_psn);

@@ -123,6 +123,7 @@ def read_pcap(path):
 
 
 def summary_counts(text):
+    """{'packets in': n, ..., 'drop': {reason: n}} from mwpath's summary."""
     c, drop = {}, {}
     for line in text.splitlines():
         m = re.match(r"^  (packets in|packets out|accepted|dropped)\s+(\d+)", line)

@@ -14,6 +14,10 @@ MWPATH = os.path.join(BUILD, "app", "mwpath")
 INSPECT = os.path.join(BUILD, "app", "mwpath-inspect")
 
 sys.path.insert(0, os.path.join(SRC, "test", "gen"))
+sys.path.insert(0, os.path.join(SRC, "test", "pcap"))
+
+# the mwpath summary parser the pcap runner uses
+from run import summary_counts  # noqa: E402,F401
 
 
 def inspect(pcap):

@@ -13,7 +13,7 @@ import tempfile
 import time
 import unittest
 
-from common import MWPATH, SRC
+from common import MWPATH, SRC, summary_counts
 import default_traffic
 import roce
 
@@ -24,19 +24,6 @@ EAL = ["--no-huge", "--no-pci", "--no-shconf", "-m", "128",
 def run(args, cwd=None, timeout=60):
     return subprocess.run([MWPATH] + args, capture_output=True, text=True,
                           cwd=cwd, timeout=timeout)
-
-
-def summary_counts(out):
-    """{'packets in': n, ..., 'drop': {reason: n}} from the summary."""
-    c = {"drop": {}}
-    for line in out.splitlines():
-        m = re.match(r"^  (packets in|packets out|accepted|dropped)\s+(\d+)", line)
-        if m:
-            c[m.group(1)] = int(m.group(2))
-        m = re.match(r"^    ([a-z0-9_]+)\s+(\d+)\s", line)
-        if m:
-            c["drop"][m.group(1)] = int(m.group(2))
-    return c
 
 
 class Cli(unittest.TestCase):
