@@ -165,16 +165,14 @@ make_masks(void)
 _Static_assert(16 * MWP_CRC_MB_MASKED >= 15 + 4 + ICRC_MASKED_MAX,
 	       "the masked blocks cover IP, UDP and BTH at any padding");
 
-static bool
-mb_usable(void)
-{
-	static int ok = -1;
+/* Made once, when the library loads (CPUID needs no EAL), so that lcores
+ * never race to make them. */
+static bool mb_ok;
 
-	if (unlikely(ok < 0)) {
-		make_masks();
-		ok = mwp_crc32_mb_available();
-	}
-	return ok;
+RTE_INIT(icrc_mb_init)
+{
+	make_masks();
+	mb_ok = mwp_crc32_mb_available();
 }
 
 /* Set up lane l for frame m, if the bytes before its IP header are there
@@ -213,7 +211,7 @@ mwp_icrc_verify_burst(struct rte_mbuf *const *pkts, const struct mwp_pkt *p,
 	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
 	uint16_t idx[MWP_ICRC_BURST_MAX];
 	uint32_t crc[MWP_ICRC_BURST_MAX];
-	const bool use_mb = mb_usable();
+	const bool use_mb = mb_ok;
 	uint16_t bad = 0, k = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
@@ -265,7 +263,7 @@ mwp_icrc_fill_burst(struct rte_mbuf *const *m, const struct mwp_pkt *p, uint16_t
 	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
 	uint16_t idx[MWP_ICRC_BURST_MAX];
 	uint32_t crc[MWP_ICRC_BURST_MAX];
-	const bool use_mb = mb_usable();
+	const bool use_mb = mb_ok;
 
 	for (uint16_t base = 0; base < n; base += MWP_ICRC_BURST_MAX) {
 		uint16_t k = 0, end = RTE_MIN(n, (uint16_t)(base + MWP_ICRC_BURST_MAX));
