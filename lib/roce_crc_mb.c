@@ -17,6 +17,7 @@
  * k3 = x^(128+32) mod P and k4 = x^(128-32) mod P, then 128 -> 64 bits with
  * k5 = x^64 mod P, then Barrett reduction with mu = x^64 / P.
  */
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 #include <rte_cpuflags.h>
 
@@ -113,12 +114,16 @@ crc_four(const struct mwp_crc_lane *l, uint32_t *crc)
 
 	for (int i = 1; i < 4; i++)
 		common = RTE_MIN(common, l[i].nblocks);
+	/* unrolled, so that x[] stays in registers (see crc_eight) */
+#pragma GCC unroll 4
 	for (int i = 0; i < 4; i++)
 		x[i] = load_block(&l[i], 0);
 	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++)
+#pragma GCC unroll 4
 		for (int i = 0; i < 4; i++)
 			x[i] = fold16(x[i], k, load_block(&l[i], j));
 	for (; j < common; j++)
+#pragma GCC unroll 4
 		for (int i = 0; i < 4; i++)
 			x[i] = fold16(x[i], k, load_raw(&l[i], j));
 	for (int i = 0; i < 4; i++)
@@ -143,34 +148,91 @@ fold16x2(__m256i x, __m256i k, __m256i next)
 	return _mm256_xor_si256(_mm256_xor_si256(lo, hi), next);
 }
 
+/* 2 x 128 bits of folded state -> the CRC registers of both lanes:
+ * reduce() on each 128-bit half at once. */
+static inline TARGET256 void
+reduce2(__m256i x1, uint32_t *lo, uint32_t *hi)
+{
+	const __m256i mask = _mm256_setr_epi32(~0, 0, ~0, 0, ~0, 0, ~0, 0);
+	__m256i x0 = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)k3k4));
+	__m256i x2;
+
+	x2 = _mm256_clmulepi64_epi128(x1, x0, 0x10);
+	x1 = _mm256_srli_si256(x1, 8);
+	x1 = _mm256_xor_si256(x1, x2);
+	x0 = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)k5k0));
+	x2 = _mm256_srli_si256(x1, 4);
+	x1 = _mm256_and_si256(x1, mask);
+	x1 = _mm256_clmulepi64_epi128(x1, x0, 0x00);
+	x1 = _mm256_xor_si256(x1, x2);
+	x0 = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)poly));
+	x2 = _mm256_and_si256(x1, mask);
+	x2 = _mm256_clmulepi64_epi128(x2, x0, 0x10);
+	x2 = _mm256_and_si256(x2, mask);
+	x2 = _mm256_clmulepi64_epi128(x2, x0, 0x00);
+	x1 = _mm256_xor_si256(x1, x2);
+	*lo = (uint32_t)_mm256_extract_epi32(x1, 1);
+	*hi = (uint32_t)_mm256_extract_epi32(x1, 5);
+}
+
+static inline TARGET256 __m256i
+load_raw2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j)
+{
+	return _mm256_loadu2_m128i((const __m128i *)(b->base + 16 * j),
+				   (const __m128i *)(a->base + 16 * j));
+}
+
 /* Eight lanes, two to a 256-bit register (VPCLMULQDQ): the common
- * length in lock step, the rest of each lane alone. */
+ * length in lock step, the rest of each lane alone.  The four registers
+ * are named, not an array, so that they stay in registers: each fold
+ * depends on the one before in its lane, and a trip through memory would
+ * add a store-forwarding delay to every step. */
 static TARGET256 void
 crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
 {
 	const __m256i k = _mm256_broadcastsi128_si256(
 		_mm_load_si128((const __m128i *)k3k4));
 	const __m128i k1 = _mm_load_si128((const __m128i *)k3k4);
-	__m256i y[4];
+	__m256i y0, y1, y2, y3;
 	uint16_t common = l[0].nblocks, j;
+	bool same = true;
 
-	for (int i = 1; i < 8; i++)
+	for (int i = 1; i < 8; i++) {
+		same &= l[i].nblocks == common;
 		common = RTE_MIN(common, l[i].nblocks);
-	for (int i = 0; i < 4; i++)
-		y[i] = load_block2(&l[2 * i], &l[2 * i + 1], 0);
-	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++)
-		for (int i = 0; i < 4; i++)
-			y[i] = fold16x2(y[i], k, load_block2(&l[2 * i], &l[2 * i + 1], j));
-	for (; j < common; j++)
-		for (int i = 0; i < 4; i++)
-			y[i] = fold16x2(y[i], k, _mm256_loadu2_m128i(
-				(const __m128i *)(l[2 * i + 1].base + 16 * j),
-				(const __m128i *)(l[2 * i].base + 16 * j)));
-	for (int i = 0; i < 8; i++) {
-		__m128i x = i & 1 ? _mm256_extracti128_si256(y[i / 2], 1) :
-				    _mm256_castsi256_si128(y[i / 2]);
+	}
+	y0 = load_block2(&l[0], &l[1], 0);
+	y1 = load_block2(&l[2], &l[3], 0);
+	y2 = load_block2(&l[4], &l[5], 0);
+	y3 = load_block2(&l[6], &l[7], 0);
+	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++) {
+		y0 = fold16x2(y0, k, load_block2(&l[0], &l[1], j));
+		y1 = fold16x2(y1, k, load_block2(&l[2], &l[3], j));
+		y2 = fold16x2(y2, k, load_block2(&l[4], &l[5], j));
+		y3 = fold16x2(y3, k, load_block2(&l[6], &l[7], j));
+	}
+	for (; j < common; j++) {
+		y0 = fold16x2(y0, k, load_raw2(&l[0], &l[1], j));
+		y1 = fold16x2(y1, k, load_raw2(&l[2], &l[3], j));
+		y2 = fold16x2(y2, k, load_raw2(&l[4], &l[5], j));
+		y3 = fold16x2(y3, k, load_raw2(&l[6], &l[7], j));
+	}
+	if (likely(same)) {
+		reduce2(y0, &crc[0], &crc[1]);
+		reduce2(y1, &crc[2], &crc[3]);
+		reduce2(y2, &crc[4], &crc[5]);
+		reduce2(y3, &crc[6], &crc[7]);
+		return;
+	}
+	{
+		const __m256i y[4] = { y0, y1, y2, y3 };
 
-		crc[i] = reduce(fold_rest(x, k1, &l[i], j));
+		for (int i = 0; i < 8; i++) {
+			__m128i x = i & 1 ? _mm256_extracti128_si256(y[i / 2], 1) :
+					    _mm256_castsi256_si128(y[i / 2]);
+
+			crc[i] = reduce(fold_rest(x, k1, &l[i], j));
+		}
 	}
 }
 
