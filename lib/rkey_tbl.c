@@ -46,6 +46,26 @@ rkey_cmp(const void *a, const void *b, size_t len)
 	return x != y;
 }
 
+/* The table's hash: CRC32-C of the one 32-bit word.  The lookups compute
+ * it inline and hand it to rte_hash, which saves an indirect call to the
+ * generic rte_hash_crc per key. */
+static inline uint32_t
+rkey_sig(uint32_t rkey)
+{
+	return rte_hash_crc_4byte(rkey, 0);
+}
+
+static uint32_t
+rkey_hash(const void *key, uint32_t len, uint32_t init)
+{
+	uint32_t k;
+
+	RTE_SET_USED(len);
+	RTE_SET_USED(init);
+	memcpy(&k, key, sizeof(k));
+	return rkey_sig(k);
+}
+
 /* Called by the hash's RCU defer queue once no reader can hold b. */
 static void
 free_binding(void *p, void *key_data)
@@ -64,7 +84,7 @@ mwp_keys_create(const char *name, uint32_t max_keys, struct rte_rcu_qsbr *rcu,
 		 * them, but the CRC32 hash is a single instruction. */
 		.entries = RTE_MAX(max_keys, 16u),
 		.key_len = sizeof(uint32_t),
-		.hash_func = rte_hash_crc,
+		.hash_func = rkey_hash,
 		.socket_id = socket,
 		/* Lock-free readers; the extendable table keeps inserts from
 		 * failing below `entries` however the keys hash. */
@@ -160,7 +180,7 @@ mwp_keys_lookup(const struct mwp_key_table *t, uint32_t rkey)
 {
 	void *data;
 
-	if (rte_hash_lookup_data(t->h, &rkey, &data) < 0)
+	if (rte_hash_lookup_with_hash_data(t->h, &rkey, rkey_sig(rkey), &data) < 0)
 		return NULL;
 	HANDOFF_ACQUIRE(data);
 	return data;
@@ -176,11 +196,14 @@ mwp_keys_lookup_burst(const struct mwp_key_table *t, const uint32_t *rkeys,
 		unsigned int k = RTE_MIN(n - base, (unsigned int)RTE_HASH_LOOKUP_BULK_MAX);
 		const void *keys[RTE_HASH_LOOKUP_BULK_MAX];
 		void *data[RTE_HASH_LOOKUP_BULK_MAX];
+		hash_sig_t sig[RTE_HASH_LOOKUP_BULK_MAX];
 		uint64_t hits = 0;
 
-		for (unsigned int i = 0; i < k; i++)
+		for (unsigned int i = 0; i < k; i++) {
 			keys[i] = &rkeys[base + i];
-		found += rte_hash_lookup_bulk_data(t->h, keys, k, &hits, data);
+			sig[i] = rkey_sig(rkeys[base + i]);
+		}
+		found += rte_hash_lookup_with_hash_bulk_data(t->h, keys, sig, k, &hits, data);
 		for (unsigned int i = 0; i < k; i++) {
 			out[base + i] = (hits >> i) & 1 ? data[i] : NULL;
 			if (out[base + i] != NULL)
