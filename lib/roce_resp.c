@@ -83,6 +83,26 @@ prefetch_target(const struct mwp_binding *b, uint64_t va, uint32_t mask)
 		rte_prefetch0(host);
 }
 
+/* The scalars of a burst's context; its arrays are written before they
+ * are read (zeroing them all would cost more than some stages). */
+static inline void
+ctx_init(struct mwp_resp_ctx *c, struct mwp_port *port, struct mwp_stats *st,
+	 struct rte_mbuf **tx, uint16_t tx_room)
+{
+	c->port = port;
+	c->st = st;
+	c->tx = tx;
+	c->nb_tx = 0;
+	c->tx_room = RTE_MIN(tx_room, (uint16_t)MWP_RESP_TX_MAX);
+	c->nb_dirty = 0;
+	c->gen = 0;
+	c->dropped = 0;
+	c->nb_revoked = 0;
+	c->cur.va = 0;
+	c->cur.rkey = 0;
+	c->cur.len = 0;
+}
+
 uint16_t
 mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	       struct rte_mbuf **tx, uint16_t tx_room, struct mwp_stats *st)
@@ -95,14 +115,12 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	uint64_t vas[MWP_BURST_MAX];
 	uint32_t lens[MWP_BURST_MAX];
 	uint16_t key_of[MWP_BURST_MAX], nb_keys = 0;
-	struct mwp_resp_ctx c = {
-		.port = port, .st = st, .tx = tx,
-		.tx_room = RTE_MIN(tx_room, (uint16_t)MWP_RESP_TX_MAX),
-		.gen = ++port->bursts,
-	};
+	struct mwp_resp_ctx c;
 	uint64_t bytes = 0;
 
 	RTE_ASSERT(n <= MWP_BURST_MAX);
+	ctx_init(&c, port, st, tx, tx_room);
+	c.gen = ++port->bursts;
 	mwp_parse_burst(pkts, n, p, why);
 	mwp_icrc_verify_burst(pkts, p, why, n);
 
@@ -166,14 +184,12 @@ uint16_t
 mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
 	      struct mwp_stats *st)
 {
-	struct mwp_resp_ctx c = {
-		.port = port, .st = st, .tx = tx,
-		.tx_room = RTE_MIN(tx_room, (uint16_t)MWP_RESP_TX_MAX),
-	};
+	struct mwp_resp_ctx c;
 	uint16_t i = 0;
 
-	if (port->ctx == NULL)
+	if (port->ctx == NULL || (port->nb_rd_pending == 0 && !port->rd_pending_overflow))
 		return 0;
+	ctx_init(&c, port, st, tx, tx_room);
 	while (i < port->nb_rd_pending) {
 		uint32_t qpn = port->rd_pending[i].qpn;
 		struct mwp_qp *qp = port->rd_pending[i].qp;
