@@ -76,14 +76,6 @@ mwp_port_req_drain(struct mwp_port *port, struct rte_mbuf **tx, uint16_t room)
 						   room, NULL);
 }
 
-struct mwp_qp *
-mwp_port_qp(const struct mwp_port *port, uint32_t qpn)
-{
-	const struct mwp_port_qp_slot *s = &port->qp[qpn & (MWP_PORT_QP_SLOTS - 1)];
-
-	return s->qpn == qpn ? s->qp : NULL;
-}
-
 void
 mwp_port_set_mempool(struct mwp_port *port, struct rte_mempool *mp)
 {

@@ -100,8 +100,14 @@ struct mwp_port *mwp_port_create(const struct mwp_port_conf *conf,
  */
 void mwp_port_free(struct mwp_port *port);
 
-/** The QP with this QPN on a port, or NULL. */
-struct mwp_qp *mwp_port_qp(const struct mwp_port *port, uint32_t qpn);
+/** The QP with this QPN on a port, or NULL (inline: once per packet). */
+static inline struct mwp_qp *
+mwp_port_qp(const struct mwp_port *port, uint32_t qpn)
+{
+	const struct mwp_port_qp_slot *s = &port->qp[qpn & (MWP_PORT_QP_SLOTS - 1)];
+
+	return s->qpn == qpn ? s->qp : NULL;
+}
 
 /**
  * Take up to room frames our QPs' requesters made for this port, to send

@@ -251,7 +251,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				.qpn = qp->ibqp.qp_num,
 			};
 			const struct mwp_binding *b = mwp_keys_lookup(c->port->keys, rd->rkey);
-			enum mwp_deny d = mwp_access_check(b, &q, &src);
+			enum mwp_deny d = mwp_access_decide(b, &q, &src);
 
 			if (d != MWP_DENY_NONE) {
 				/* invalidated mid-READ: the rest is refused */
@@ -378,7 +378,7 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	uint64_t *word, orig;
 	uint8_t *host;
 
-	d = mwp_access_check(b, &q, &host);
+	d = mwp_access_decide(b, &q, &host);
 	if (d != MWP_DENY_NONE) {
 		deny(c, qp, p->psn, d, b);
 		return;
@@ -418,7 +418,7 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 	uint8_t *host;
 	uint32_t npkt;
 
-	d = mwp_access_check(b, &q, &host);
+	d = mwp_access_decide(b, &q, &host);
 	if (d != MWP_DENY_NONE) {
 		deny(c, qp, p->psn, d, b);
 		return;
@@ -469,7 +469,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		q.len = r->w_left;
 		b = mwp_keys_lookup(c->port->keys, q.rkey);
 	}
-	d = mwp_access_check(b, &q, &host);
+	d = mwp_access_decide(b, &q, &host);
 	if (d == MWP_DENY_NONE)
 		d = mwp_write_len_check(first, last, p->payload_len, q.len,
 					mtu_bytes(qp));
@@ -639,7 +639,7 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		uint8_t *host;
 
 		/* re-read memory under a fresh key check */
-		if (mwp_access_check(b, &q, &host) == MWP_DENY_NONE) {
+		if (mwp_access_decide(b, &q, &host) == MWP_DENY_NONE) {
 			mwp_resp_flush_ack(c, qp);
 			queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false);
 			mwp_resp_read_pump(c, qp);
