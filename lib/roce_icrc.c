@@ -122,6 +122,7 @@ mwp_icrc_read(const struct rte_mbuf *m, const struct mwp_pkt *p)
  * once; no byte is copied.
  */
 static struct mwp_crc_mask icrc_masks[2][16];	/* [IPv6][pad] */
+_Static_assert(MWP_PKT_IPV6 == 1, "icrc_masks is indexed by the IPv6 flag");
 
 static void
 mask_set(struct mwp_crc_mask *mk, uint32_t at, uint8_t and_, uint8_t or_)
@@ -175,33 +176,34 @@ RTE_INIT(icrc_mb_init)
 	mb_ok = mwp_crc32_mb_available();
 }
 
-/* Set up lane l for frame m, if the bytes before its IP header are there
- * to be read (and masked away). */
-static inline bool
-mb_lane(struct mwp_crc_lane *l, const struct rte_mbuf *m, const struct mwp_pkt *p,
-	uint32_t all)
+/* Set up lane l for frame m, if it can go through the multi-buffer CRC:
+ * in one segment, not too long, and with the pad + 4 bytes before its IP
+ * header there to be read (and masked away).  Returns where its ICRC
+ * trailer is, or NULL. */
+static __rte_always_inline uint8_t *
+mb_lane(struct mwp_crc_lane *l, struct rte_mbuf *m, const struct mwp_pkt *p)
 {
-	const uint32_t pad = (16 - ((4 + all) & 15)) & 15;
+	const uint32_t all = p->icrc_off - p->l3_off;
+	const uint32_t pad = -(4 + all) & 15;
+	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
 
-	if (unlikely(rte_pktmbuf_headroom(m) + p->l3_off < pad + 4))
-		return false;
-	l->base = rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off) - pad - 4;
-	l->mask = &icrc_masks[!!(p->flags & MWP_PKT_IPV6)][pad];
+	if (unlikely(all > ICRC_MB_MAX ||
+		     p->icrc_off + 4u > rte_pktmbuf_data_len(m) ||
+		     rte_pktmbuf_headroom(m) + p->l3_off < pad + 4))
+		return NULL;
+	l->base = d + p->l3_off - pad - 4;
+	l->mask = &icrc_masks[p->flags & MWP_PKT_IPV6][pad];
 	l->nblocks = (uint16_t)((pad + 4 + all) / 16);
-	return true;
+	return d + p->icrc_off;
 }
 
 static inline uint32_t
-icrc_trailer(const struct rte_mbuf *m, const struct mwp_pkt *p)
+load_le32(const uint8_t *t)
 {
 	uint32_t v;
 
-	if (likely(p->icrc_off + sizeof(v) <= rte_pktmbuf_data_len(m))) {
-		memcpy(&v, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->icrc_off),
-		       sizeof(v));
-		return rte_le_to_cpu_32(v);
-	}
-	return mwp_icrc_read(m, p);
+	memcpy(&v, t, sizeof(v));
+	return rte_le_to_cpu_32(v);
 }
 
 uint16_t
@@ -209,35 +211,35 @@ mwp_icrc_verify_burst(struct rte_mbuf *const *pkts, const struct mwp_pkt *p,
 		      enum mwp_drop *why, uint16_t n)
 {
 	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
+	const uint8_t *trailer[MWP_ICRC_BURST_MAX];
 	uint16_t idx[MWP_ICRC_BURST_MAX];
 	uint32_t crc[MWP_ICRC_BURST_MAX];
-	const bool use_mb = mb_ok;
-	uint16_t bad = 0, k = 0;
+	uint16_t bad = 0;
 
-	for (uint16_t i = 0; i < n; i++) {
-		const uint32_t all = p[i].icrc_off - p[i].l3_off;
+	for (uint16_t base = 0; base < n; base += MWP_ICRC_BURST_MAX) {
+		const uint16_t end = RTE_MIN(n, (uint16_t)(base + MWP_ICRC_BURST_MAX));
+		uint16_t k = 0;
 
-		if (why[i] != MWP_DROP_NONE)
-			continue;
-		if (use_mb && k < MWP_ICRC_BURST_MAX && all <= ICRC_MB_MAX &&
-		    p[i].icrc_off + 4u <= rte_pktmbuf_data_len(pkts[i]) &&
-		    mb_lane(&lane[k], pkts[i], &p[i], all)) {
-			idx[k++] = i;
-			continue;
+		for (uint16_t i = base; i < end; i++) {
+			if (why[i] != MWP_DROP_NONE)
+				continue;
+			if (likely(mb_ok) &&
+			    (trailer[k] = mb_lane(&lane[k], pkts[i], &p[i])) != NULL) {
+				idx[k++] = i;
+			} else if (!mwp_icrc_ok(pkts[i], &p[i])) {
+				why[i] = MWP_DROP_BAD_ICRC;
+				bad++;
+			}
 		}
-		if (!mwp_icrc_ok(pkts[i], &p[i])) {
-			why[i] = MWP_DROP_BAD_ICRC;
-			bad++;
-		}
+		if (k == 0)
+			continue;
+		mwp_crc32_mb(lane, crc, k);
+		for (uint16_t j = 0; j < k; j++)
+			if (unlikely(~crc[j] != load_le32(trailer[j]))) {
+				why[idx[j]] = MWP_DROP_BAD_ICRC;
+				bad++;
+			}
 	}
-	if (k == 0)
-		return bad;
-	mwp_crc32_mb(lane, crc, k);
-	for (uint16_t j = 0; j < k; j++)
-		if (~crc[j] != icrc_trailer(pkts[idx[j]], &p[idx[j]])) {
-			why[idx[j]] = MWP_DROP_BAD_ICRC;
-			bad++;
-		}
 	return bad;
 }
 
@@ -261,29 +263,23 @@ void
 mwp_icrc_fill_burst(struct rte_mbuf *const *m, const struct mwp_pkt *p, uint16_t n)
 {
 	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
-	uint16_t idx[MWP_ICRC_BURST_MAX];
+	uint8_t *trailer[MWP_ICRC_BURST_MAX];
 	uint32_t crc[MWP_ICRC_BURST_MAX];
 	const bool use_mb = mb_ok;
 
 	for (uint16_t base = 0; base < n; base += MWP_ICRC_BURST_MAX) {
 		uint16_t k = 0, end = RTE_MIN(n, (uint16_t)(base + MWP_ICRC_BURST_MAX));
 
-		for (uint16_t i = base; i < end; i++) {
-			const uint32_t all = p[i].icrc_off - p[i].l3_off;
-
-			if (use_mb && all <= ICRC_MB_MAX &&
-			    p[i].icrc_off + 4u <= rte_pktmbuf_data_len(m[i]) &&
-			    mb_lane(&lane[k], m[i], &p[i], all))
-				idx[k++] = i;
-			else
+		for (uint16_t i = base; i < end; i++)
+			if (!use_mb || (trailer[k] = mb_lane(&lane[k], m[i], &p[i])) == NULL)
 				mwp_icrc_fill(m[i], &p[i]);
-		}
+			else
+				k++;
 		mwp_crc32_mb(lane, crc, k);
 		for (uint16_t j = 0; j < k; j++) {
 			const uint32_t v = rte_cpu_to_le_32(~crc[j]);
 
-			memcpy(rte_pktmbuf_mtod_offset(m[idx[j]], uint8_t *,
-						       p[idx[j]].icrc_off), &v, sizeof(v));
+			memcpy(trailer[j], &v, sizeof(v));
 		}
 	}
 }
