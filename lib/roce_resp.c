@@ -5,6 +5,7 @@
 #include <rte_ip.h>
 #include <rte_prefetch.h>
 
+#include "mwp_mbuf.h"
 #include "mwp_priv.h"
 #include "roce_icrc.h"
 #include "roce_parse.h"
@@ -175,7 +176,7 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	/* one coalesced ACK per QP that accepted requests in this burst */
 	for (uint16_t i = 0; i < c.nb_dirty; i++)
 		mwp_resp_flush_ack(&c, c.dirty[i]);
-	rte_pktmbuf_free_bulk(pkts, n);
+	mwp_mbuf_free_burst(pkts, n);
 	mwp_resp_finish(&c);
 	return c.nb_tx;
 }
