@@ -93,6 +93,49 @@ Test(resp, every_frame_is_counted_once_and_every_mbuf_returns)
 		     "mbufs leaked: %u", before - rte_mempool_avail_count(test_mp));
 }
 
+/* The burst's frames go back to their pools whatever they are: the fast
+ * bulk put for plain ones, rte_pktmbuf_free for a chain, a shared mbuf
+ * (one reference stays with its other owner), an indirect one, and one
+ * from another pool. */
+Test(resp, request_mbufs_of_every_kind_are_freed)
+{
+	struct rte_mempool *other = rte_pktmbuf_pool_create("resp_other", 63, 0, 0,
+		RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	const unsigned int before = rte_mempool_avail_count(test_mp);
+	struct mwp_stats st = { 0 };
+	struct rte_mbuf *pk[7], *tx[8], *tail, *shared, *clone;
+
+	cr_assert_not_null(other);
+	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
+	pk[1] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
+	tail = rte_pktmbuf_alloc(test_mp);
+	cr_assert_not_null(tail);
+	rte_pktmbuf_append(tail, 8);
+	cr_assert_eq(rte_pktmbuf_chain(pk[1], tail), 0);
+	shared = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
+	rte_mbuf_refcnt_update(shared, 1);
+	pk[2] = shared;
+	pk[3] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
+	clone = rte_pktmbuf_clone(pk[3], test_mp);
+	cr_assert_not_null(clone);
+	pk[4] = clone;
+	pk[5] = rte_pktmbuf_alloc(other);
+	cr_assert_not_null(pk[5]);
+	rte_pktmbuf_append(pk[5], 60);
+	pk[6] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
+
+	mwp_resp_burst(port, pk, 7, tx, 8, &st);
+	cr_expect_eq(st.rx_pkts, 7);
+	/* only the shared frame is still out, with its one other reference */
+	cr_expect_eq(rte_mbuf_refcnt_read(shared), 1);
+	cr_expect_eq(rte_mempool_avail_count(test_mp), before - 1);
+	rte_pktmbuf_free(shared);
+	cr_expect_eq(rte_mempool_avail_count(test_mp), before,
+		     "mbufs leaked: %u", before - rte_mempool_avail_count(test_mp));
+	cr_expect_eq(rte_mempool_avail_count(other), 63);
+	rte_mempool_free(other);
+}
+
 Test(resp, an_attached_qp_receives_its_frames)
 {
 	struct ibv_context *ctx = mwp_open_device(NULL);
