@@ -1,168 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#include <rte_branch_prediction.h>
-#include <rte_ether.h>
-#include <rte_ip.h>
+/* The parser's entry points; the parser itself is in roce_parse_inline.h. */
 #include <rte_prefetch.h>
-#include <rte_udp.h>
 
-#include "roce_parse.h"
-
-/* Is [0, need) inside the first segment?  If not, is it inside the frame at
- * all (a split header) or past its end (a truncated one)? */
-static inline enum mwp_drop
-need(uint32_t need, uint32_t seg_len, uint32_t pkt_len, enum mwp_drop trunc)
-{
-	if (likely(need <= seg_len))
-		return MWP_DROP_NONE;
-	return need > pkt_len ? trunc : MWP_DROP_SEG_SPLIT;
-}
-
-#define NEED(n, reason) do {						\
-		enum mwp_drop e_ = need((n), seg_len, pkt_len, (reason)); \
-		if (unlikely(e_ != MWP_DROP_NONE))			\
-			return e_;					\
-	} while (0)
-
-/* IPv4: returns the UDP length the IP header announces via *ip_payload. */
-static inline enum mwp_drop
-parse_ipv4(const uint8_t *d, struct mwp_pkt *p, uint32_t seg_len,
-	   uint32_t pkt_len, uint32_t *ip_payload)
-{
-	const struct rte_ipv4_hdr *ip;
-	uint32_t tot;
-
-	NEED(p->l3_off + sizeof(*ip), MWP_DROP_IP_TRUNC);
-	ip = (const struct rte_ipv4_hdr *)(d + p->l3_off);
-	if (unlikely((ip->version_ihl >> 4) != 4))
-		return MWP_DROP_IP_BAD_VERSION;
-	if (unlikely((ip->version_ihl & 0xf) != 5))
-		return (ip->version_ihl & 0xf) > 5 ? MWP_DROP_IPV4_OPTIONS :
-						     MWP_DROP_IP_BAD_LEN;
-	tot = rte_be_to_cpu_16(ip->total_length);
-	/* Frames may carry Ethernet padding past the IP datagram. */
-	if (unlikely(tot < sizeof(*ip) || p->l3_off + tot > pkt_len))
-		return MWP_DROP_IP_BAD_LEN;
-	if (unlikely(ip->fragment_offset &
-		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
-		return MWP_DROP_IP_FRAGMENT;
-	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
-		return MWP_DROP_NOT_UDP;
-	p->tos = ip->type_of_service;
-	p->l4_off = p->l3_off + sizeof(*ip);
-	*ip_payload = tot - sizeof(*ip);
-	return MWP_DROP_NONE;
-}
-
-static inline enum mwp_drop
-parse_ipv6(const uint8_t *d, struct mwp_pkt *p, uint32_t seg_len,
-	   uint32_t pkt_len, uint32_t *ip_payload)
-{
-	const struct rte_ipv6_hdr *ip;
-	uint32_t vtc, plen;
-
-	NEED(p->l3_off + sizeof(*ip), MWP_DROP_IP_TRUNC);
-	ip = (const struct rte_ipv6_hdr *)(d + p->l3_off);
-	vtc = rte_be_to_cpu_32(ip->vtc_flow);
-	if (unlikely((vtc >> 28) != 6))
-		return MWP_DROP_IP_BAD_VERSION;
-	plen = rte_be_to_cpu_16(ip->payload_len);
-	if (unlikely(p->l3_off + sizeof(*ip) + plen > pkt_len))
-		return MWP_DROP_IP_BAD_LEN;
-	/* Extension headers are not used by RoCEv2: treat as not UDP. */
-	if (unlikely(ip->proto != IPPROTO_UDP))
-		return MWP_DROP_NOT_UDP;
-	p->flags |= MWP_PKT_IPV6;
-	p->tos = (uint8_t)(vtc >> 20);
-	p->l4_off = p->l3_off + sizeof(*ip);
-	*ip_payload = plen;
-	return MWP_DROP_NONE;
-}
-
-/* Inlined into the burst loop: a call per frame costs more than some of
- * the checks. */
-static __rte_always_inline enum mwp_drop
-parse_one(const struct rte_mbuf *m, struct mwp_pkt *p)
-{
-	const uint32_t pkt_len = rte_pktmbuf_pkt_len(m);
-	const uint32_t seg_len = rte_pktmbuf_data_len(m);
-	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
-	const struct rte_ether_hdr *eth;
-	const struct rte_udp_hdr *udp;
-	const struct roce_bth *bth;
-	const struct roce_opcode_info *op;
-	uint32_t ip_payload, udp_len, raw;
-	uint16_t type;
-	enum mwp_drop e;
-
-	p->flags = 0;
-	p->mask = 0;
-	NEED(sizeof(*eth), MWP_DROP_RUNT);
-	eth = (const struct rte_ether_hdr *)d;
-	type = eth->ether_type;
-	p->l3_off = sizeof(*eth);
-	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
-		const struct rte_vlan_hdr *vh;
-
-		NEED(sizeof(*eth) + sizeof(*vh), MWP_DROP_RUNT);
-		vh = (const struct rte_vlan_hdr *)(eth + 1);
-		p->flags |= MWP_PKT_VLAN;
-		p->vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
-		type = vh->eth_proto;
-		p->l3_off += sizeof(*vh);
-	}
-
-	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
-		e = parse_ipv4(d, p, seg_len, pkt_len, &ip_payload);
-	else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
-		e = parse_ipv6(d, p, seg_len, pkt_len, &ip_payload);
-	else
-		e = MWP_DROP_NOT_IP;
-	if (unlikely(e != MWP_DROP_NONE))
-		return e;
-
-	if (unlikely(ip_payload < sizeof(*udp)))
-		return MWP_DROP_UDP_TRUNC;
-	NEED(p->l4_off + sizeof(*udp), MWP_DROP_UDP_TRUNC);
-	udp = (const struct rte_udp_hdr *)(d + p->l4_off);
-	if (unlikely(udp->dst_port != rte_cpu_to_be_16(ROCE_UDP_PORT)))
-		return MWP_DROP_NOT_ROCE_PORT;
-	udp_len = rte_be_to_cpu_16(udp->dgram_len);
-	if (unlikely(udp_len != ip_payload))
-		return MWP_DROP_UDP_BAD_LEN;
-	if (unlikely(udp_len < sizeof(*udp) + sizeof(*bth) + ROCE_ICRC_BYTES))
-		return MWP_DROP_BTH_TRUNC;
-
-	p->bth_off = p->l4_off + sizeof(*udp);
-	NEED(p->bth_off + sizeof(*bth), MWP_DROP_BTH_TRUNC);
-	bth = (const struct roce_bth *)(d + p->bth_off);
-	p->opcode = bth_opcode(bth);
-	p->qpn = bth_dqpn(bth);
-	p->psn = bth_psn(bth);
-	p->pad = bth_pad(bth);
-	p->icrc_off = p->l4_off + udp_len - ROCE_ICRC_BYTES;
-	p->flags |= MWP_PKT_BTH;
-
-	if (unlikely(bth_tver(bth) != 0))
-		return MWP_DROP_BAD_TVER;
-	op = &roce_opcode[p->opcode];
-	if (unlikely(op->mask == 0))
-		return MWP_DROP_UNKNOWN_OPCODE;
-	p->mask = op->mask;
-	p->payload_off = p->bth_off + op->hdr_len;
-	if (unlikely(p->payload_off > p->icrc_off))
-		return MWP_DROP_HDR_TRUNC;
-	NEED(p->payload_off, MWP_DROP_HDR_TRUNC);
-	raw = p->icrc_off - p->payload_off;
-	if (unlikely(p->pad > raw))
-		return MWP_DROP_BAD_PAD;
-	p->payload_len = (uint16_t)(raw - p->pad);
-	return MWP_DROP_NONE;
-}
+#include "roce_parse_inline.h"
 
 enum mwp_drop
 mwp_parse(const struct rte_mbuf *m, struct mwp_pkt *p)
 {
-	return parse_one(m, p);
+	return mwp_parse_inline(m, p);
 }
 
 uint16_t
@@ -174,7 +19,7 @@ mwp_parse_burst(struct rte_mbuf *const *pkts, uint16_t n, struct mwp_pkt *p,
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
-		why[i] = parse_one(pkts[i], &p[i]);
+		why[i] = mwp_parse_inline(pkts[i], &p[i]);
 		ok += why[i] == MWP_DROP_NONE;
 	}
 	return ok;

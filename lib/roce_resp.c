@@ -8,7 +8,7 @@
 #include "mwp_mbuf.h"
 #include "mwp_priv.h"
 #include "roce_icrc.h"
-#include "roce_parse.h"
+#include "roce_parse_inline.h"
 #include "roce_resp.h"
 #include "roce_resp_qp.h"
 
@@ -120,35 +120,37 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	uint64_t bytes = 0;
 
 	RTE_ASSERT(n <= MWP_BURST_MAX);
+	if (unlikely(n == 0))
+		return 0;
 	ctx_init(&c, port, st, tx, tx_room);
 	c.gen = ++port->bursts;
-	mwp_parse_burst(pkts, n, p, why);
-	mwp_icrc_verify_burst(pkts, p, why, n);
 
-	/* classify and find QPs; collect the R_Keys of the burst */
+	/* One pass over the frames: parse, the L2/L3 destination, the QP,
+	 * and the R_Key the request names.  Whether the QP exists and
+	 * whether the frame is a CNP count only for frames whose ICRC is
+	 * good, so those verdicts wait until after it. */
 	for (uint16_t i = 0; i < n; i++) {
-		enum mwp_drop e = why[i];
+		struct rte_mbuf *m = pkts[i];
+		enum mwp_drop e;
 
-		bytes += rte_pktmbuf_pkt_len(pkts[i]);
-		qps[i] = NULL;
-		if (e == MWP_DROP_NONE)
-			e = check_dest(&port->conf, pkts[i], &p[i]);
-		if (e == MWP_DROP_NONE && p[i].opcode == ROCE_OP_CNP)
-			e = MWP_DROP_CNP;
-		if (e == MWP_DROP_NONE) {
-			qps[i] = mwp_port_qp(port, p[i].qpn);
-			if (qps[i] == NULL)
-				e = MWP_DROP_UNKNOWN_QP;
-		}
-		why[i] = e;
+		if (i + 2 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
+		bytes += rte_pktmbuf_pkt_len(m);
 		key_of[i] = UINT16_MAX;
-		if (e == MWP_DROP_NONE &&
-		    request_rkey(pkts[i], &p[i], &rkeys[nb_keys], &vas[nb_keys],
-				 &lens[nb_keys]))
+		e = mwp_parse_inline(m, &p[i]);
+		if (likely(e == MWP_DROP_NONE))
+			e = check_dest(&port->conf, m, &p[i]);
+		why[i] = e;
+		if (unlikely(e != MWP_DROP_NONE))
+			continue;
+		qps[i] = mwp_port_qp(port, p[i].qpn);
+		if (request_rkey(m, &p[i], &rkeys[nb_keys], &vas[nb_keys], &lens[nb_keys]))
 			key_of[i] = nb_keys++;
 	}
 	st->rx_pkts += n;
 	st->rx_bytes += bytes;
+	mwp_icrc_verify_burst(pkts, p, why, n);
+
 	/* every key of the burst in one bulk lookup (habit 7), then the
 	 * memory the requests name on its way in */
 	if (nb_keys != 0 && port->keys != NULL) {
@@ -160,8 +162,16 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 
 	/* in order: the answers of one QP must keep its PSN order */
 	for (uint16_t i = 0; i < n; i++) {
-		if (why[i] != MWP_DROP_NONE) {
-			st->drop[why[i]]++;
+		enum mwp_drop e = why[i];
+
+		if (likely(e == MWP_DROP_NONE)) {
+			if (unlikely(p[i].opcode == ROCE_OP_CNP))
+				e = MWP_DROP_CNP;
+			else if (unlikely(qps[i] == NULL))
+				e = MWP_DROP_UNKNOWN_QP;
+		}
+		if (unlikely(e != MWP_DROP_NONE)) {
+			st->drop[e]++;
 			continue;
 		}
 		/* accepted: acted on (executed or answered), not dropped */
