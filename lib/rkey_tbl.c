@@ -195,7 +195,6 @@ mwp_keys_lookup_burst(const struct mwp_key_table *t, const uint32_t *rkeys,
 	for (unsigned int base = 0; base < n; base += RTE_HASH_LOOKUP_BULK_MAX) {
 		unsigned int k = RTE_MIN(n - base, (unsigned int)RTE_HASH_LOOKUP_BULK_MAX);
 		const void *keys[RTE_HASH_LOOKUP_BULK_MAX];
-		void *data[RTE_HASH_LOOKUP_BULK_MAX];
 		hash_sig_t sig[RTE_HASH_LOOKUP_BULK_MAX];
 		uint64_t hits = 0;
 
@@ -203,11 +202,15 @@ mwp_keys_lookup_burst(const struct mwp_key_table *t, const uint32_t *rkeys,
 			keys[i] = &rkeys[base + i];
 			sig[i] = rkey_sig(rkeys[base + i]);
 		}
-		found += rte_hash_lookup_with_hash_bulk_data(t->h, keys, sig, k, &hits, data);
+		/* straight into out[]; the hit mask says which entries
+		 * rte_hash wrote */
+		found += rte_hash_lookup_with_hash_bulk_data(t->h, keys, sig, k, &hits,
+							     (void **)(uintptr_t)&out[base]);
 		for (unsigned int i = 0; i < k; i++) {
-			out[base + i] = (hits >> i) & 1 ? data[i] : NULL;
-			if (out[base + i] != NULL)
-				HANDOFF_ACQUIRE(data[i]);
+			if (!((hits >> i) & 1))
+				out[base + i] = NULL;
+			else
+				HANDOFF_ACQUIRE((void *)(uintptr_t)out[base + i]);
 		}
 	}
 	return found;
