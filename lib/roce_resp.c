@@ -44,23 +44,23 @@ check_dest(const struct mwp_port_conf *c, const struct rte_mbuf *m,
 /* The R_Key, address and length a request names in its RETH or
  * AtomicETH, if any. */
 static inline bool
-request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p, uint32_t *rkey,
-	     uint64_t *va, uint32_t *len)
+request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p,
+	     struct mwp_resp_req *q)
 {
 	const struct roce_reth *reth = mwp_pkt_eh(m, p, ROCE_EH_RETH);
 	const struct roce_atmeth *atm;
 
 	if (reth != NULL && (p->mask & ROCE_M_REQ)) {
-		*rkey = reth_rkey(reth);
-		*va = reth_va(reth);
-		*len = reth_dmalen(reth);
+		q->rkey = reth_rkey(reth);
+		q->va = reth_va(reth);
+		q->len = reth_dmalen(reth);
 		return true;
 	}
 	atm = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
 	if (atm != NULL) {
-		*rkey = atmeth_rkey(atm);
-		*va = atmeth_va(atm);
-		*len = sizeof(uint64_t);
+		q->rkey = atmeth_rkey(atm);
+		q->va = atmeth_va(atm);
+		q->len = sizeof(uint64_t);
 		return true;
 	}
 	return false;
@@ -99,9 +99,7 @@ ctx_init(struct mwp_resp_ctx *c, struct mwp_port *port, struct mwp_stats *st,
 	c->gen = 0;
 	c->dropped = 0;
 	c->nb_revoked = 0;
-	c->cur.va = 0;
-	c->cur.rkey = 0;
-	c->cur.len = 0;
+	c->cur = NULL;
 }
 
 uint16_t
@@ -110,14 +108,12 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 {
 	struct mwp_pkt p[MWP_BURST_MAX];
 	enum mwp_drop why[MWP_BURST_MAX];
-	struct mwp_qp *qps[MWP_BURST_MAX];
+	struct mwp_resp_req rq[MWP_BURST_MAX];
 	const struct mwp_binding *keyd[MWP_BURST_MAX];
 	uint32_t rkeys[MWP_BURST_MAX];
-	uint64_t vas[MWP_BURST_MAX];
-	uint32_t lens[MWP_BURST_MAX];
-	uint16_t key_of[MWP_BURST_MAX], nb_keys = 0;
 	struct mwp_resp_ctx c;
 	uint64_t bytes = 0;
+	uint16_t nb_keys = 0;
 
 	RTE_ASSERT(n <= MWP_BURST_MAX);
 	if (unlikely(n == 0))
@@ -128,7 +124,7 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	/* One pass over the frames: parse, the L2/L3 destination, the QP,
 	 * and the R_Key the request names.  Whether the QP exists and
 	 * whether the frame is a CNP count only for frames whose ICRC is
-	 * good, so those verdicts wait until after it. */
+	 * good, so those verdicts wait until after it (mwp_resp_run). */
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		enum mwp_drop e;
@@ -136,16 +132,19 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		bytes += rte_pktmbuf_pkt_len(m);
-		key_of[i] = UINT16_MAX;
+		rq[i].has_key = false;
+		rq[i].b = NULL;
 		e = mwp_parse_inline(m, &p[i]);
 		if (likely(e == MWP_DROP_NONE))
 			e = check_dest(&port->conf, m, &p[i]);
 		why[i] = e;
 		if (unlikely(e != MWP_DROP_NONE))
 			continue;
-		qps[i] = mwp_port_qp(port, p[i].qpn);
-		if (request_rkey(m, &p[i], &rkeys[nb_keys], &vas[nb_keys], &lens[nb_keys]))
-			key_of[i] = nb_keys++;
+		rq[i].qp = mwp_port_qp(port, p[i].qpn);
+		if (request_rkey(m, &p[i], &rq[i])) {
+			rq[i].has_key = true;
+			rkeys[nb_keys++] = rq[i].rkey;
+		}
 	}
 	st->rx_pkts += n;
 	st->rx_bytes += bytes;
@@ -154,35 +153,16 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	/* every key of the burst in one bulk lookup (habit 7), then the
 	 * memory the requests name on its way in */
 	if (nb_keys != 0 && port->keys != NULL) {
+		uint16_t k = 0;
+
 		mwp_keys_lookup_burst(port->keys, rkeys, nb_keys, keyd);
 		for (uint16_t i = 0; i < n; i++)
-			if (key_of[i] != UINT16_MAX)
-				prefetch_target(keyd[key_of[i]], vas[key_of[i]], p[i].mask);
+			if (rq[i].has_key) {
+				rq[i].b = keyd[k++];
+				prefetch_target(rq[i].b, rq[i].va, p[i].mask);
+			}
 	}
-
-	/* in order: the answers of one QP must keep its PSN order */
-	for (uint16_t i = 0; i < n; i++) {
-		enum mwp_drop e = why[i];
-
-		if (likely(e == MWP_DROP_NONE)) {
-			if (unlikely(p[i].opcode == ROCE_OP_CNP))
-				e = MWP_DROP_CNP;
-			else if (unlikely(qps[i] == NULL))
-				e = MWP_DROP_UNKNOWN_QP;
-		}
-		if (unlikely(e != MWP_DROP_NONE)) {
-			st->drop[e]++;
-			continue;
-		}
-		/* accepted: acted on (executed or answered), not dropped */
-		if (key_of[i] != UINT16_MAX) {
-			c.cur.rkey = rkeys[key_of[i]];
-			c.cur.va = vas[key_of[i]];
-			c.cur.len = lens[key_of[i]];
-		}
-		st->accepted += mwp_resp_packet(&c, qps[i], pkts[i], &p[i],
-				key_of[i] == UINT16_MAX ? NULL : keyd[key_of[i]]);
-	}
+	mwp_resp_run(&c, pkts, p, why, rq, n);
 	/* one coalesced ACK per QP that accepted requests in this burst */
 	for (uint16_t i = 0; i < c.nb_dirty; i++)
 		mwp_resp_flush_ack(&c, c.dirty[i]);

@@ -431,8 +431,8 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 	  const struct mwp_binding *b)
 {
 	struct mwp_access_req q = {
-		.rkey = c->cur.rkey, .access = IBV_ACCESS_REMOTE_READ,
-		.va = c->cur.va, .len = c->cur.len, .pd = qp->ibqp.pd->handle,
+		.rkey = c->cur->rkey, .access = IBV_ACCESS_REMOTE_READ,
+		.va = c->cur->va, .len = c->cur->len, .pd = qp->ibqp.pd->handle,
 		.qpn = qp->ibqp.qp_num,
 	};
 	const uint32_t mtu = mtu_bytes(qp);
@@ -481,9 +481,9 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		return;
 	}
 	if (first) {
-		q.rkey = c->cur.rkey;
-		q.va = c->cur.va;
-		q.len = c->cur.len;
+		q.rkey = c->cur->rkey;
+		q.va = c->cur->va;
+		q.len = c->cur->len;
 	} else {
 		/* every packet re-checks the key, with the VA and the
 		 * remaining length carried from the first */
@@ -701,9 +701,11 @@ still_valid(const struct mwp_resp_ctx *c, const struct mwp_binding *b)
 	return b;
 }
 
-bool
-mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
-		const struct mwp_pkt *p, const struct mwp_binding *b)
+/* Returns true if the packet was accepted (executed or answered), false if
+ * it was counted in st->drop. */
+static inline bool
+resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
+	    const struct mwp_pkt *p, const struct mwp_binding *b)
 {
 	struct mwp_resp *r = &qp->resp;
 	const bool rc = qp->ibqp.qp_type == IBV_QPT_RC;
@@ -803,4 +805,32 @@ mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		exec_send(c, qp, m, p);
 	}
 	return !c->dropped;
+}
+
+void
+mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
+	     const struct mwp_pkt *p, const enum mwp_drop *why,
+	     const struct mwp_resp_req *rq, uint16_t n)
+{
+	struct mwp_stats *st = c->st;
+	uint64_t accepted = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		enum mwp_drop e = why[i];
+
+		if (likely(e == MWP_DROP_NONE)) {
+			if (unlikely(p[i].opcode == ROCE_OP_CNP))
+				e = MWP_DROP_CNP;
+			else if (unlikely(rq[i].qp == NULL))
+				e = MWP_DROP_UNKNOWN_QP;
+		}
+		if (unlikely(e != MWP_DROP_NONE)) {
+			st->drop[e]++;
+			continue;
+		}
+		c->cur = &rq[i];
+		/* accepted: acted on (executed or answered), not dropped */
+		accepted += resp_packet(c, rq[i].qp, pkts[i], &p[i], rq[i].b);
+	}
+	st->accepted += accepted;
 }

@@ -16,10 +16,20 @@
 
 struct mwp_qp;
 
-/* One burst's worth of context. */
 /* Answers one mwp_resp_burst or mwp_resp_poll call makes at most. */
 #define MWP_RESP_TX_MAX 64
 
+/** One frame of a burst as the first passes left it (roce_resp.c). */
+struct mwp_resp_req {
+	struct mwp_qp *qp;		/**< its QP, or NULL: none */
+	const struct mwp_binding *b;	/**< the key's descriptor, NULL if unknown */
+	uint64_t va;			/**< RETH or AtomicETH: the address */
+	uint32_t rkey;			/**< ... the R_Key */
+	uint32_t len;			/**< ... the DMA length (8 for atomics) */
+	bool has_key;			/**< the frame names a key */
+};
+
+/* One burst's worth of context. */
 struct mwp_resp_ctx {
 	struct mwp_port *port;
 	struct mwp_stats *st;
@@ -38,20 +48,18 @@ struct mwp_resp_ctx {
 	uint16_t nb_revoked;
 	uint32_t revoked[8];
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
-	/* the current packet's RETH or AtomicETH, as classification read it
-	 * (valid when the packet carries one) */
-	struct {
-		uint64_t va;
-		uint32_t rkey;
-		uint32_t len;
-	} cur;
+	const struct mwp_resp_req *cur;	/* the frame being handled */
 };
 
-/* Returns true if the packet was accepted (executed or answered), false if
- * it was counted in st->drop. */
-bool mwp_resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp,
-		     struct rte_mbuf *m, const struct mwp_pkt *p,
-		     const struct mwp_binding *b);
+/*
+ * Each frame of a burst, in order (the answers of one QP must keep its PSN
+ * order): those still without a drop reason in why[] go through their
+ * QP's path and count as accepted or dropped there.  CNP and unknown-QP
+ * verdicts are made here, for frames whose ICRC was good.
+ */
+void mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
+		  const struct mwp_pkt *p, const enum mwp_drop *why,
+		  const struct mwp_resp_req *rq, uint16_t n);
 void mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp);
 void mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp);
 /* The answers' ICRCs, all at once: call before handing c->tx out. */
