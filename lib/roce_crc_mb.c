@@ -182,6 +182,61 @@ load_raw2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j
 				   (const __m128i *)(a->base + 16 * j));
 }
 
+/* Block j of lanes a and b, forced through mask block j. */
+static inline TARGET256 __m256i
+load_masked2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j,
+	     const struct mwp_crc_mask *mk)
+{
+	const __m256i and_ = _mm256_broadcastsi128_si256(
+		_mm_load_si128((const __m128i *)mk->and_[j]));
+	const __m256i or_ = _mm256_broadcastsi128_si256(
+		_mm_load_si128((const __m128i *)mk->or_[j]));
+
+	return _mm256_or_si256(_mm256_and_si256(load_raw2(a, b, j), and_), or_);
+}
+
+/* Eight lanes of the same length and mask (the usual burst: frames of one
+ * shape): only the blocks that have something to mask are masked, with
+ * one load of each mask block for all lanes. */
+static TARGET256 void
+crc_eight_alike(const struct mwp_crc_lane *l, uint32_t *crc)
+{
+	const __m256i k = _mm256_broadcastsi128_si256(
+		_mm_load_si128((const __m128i *)k3k4));
+	const struct mwp_crc_mask *mk = l[0].mask;
+	const uint16_t nb = l[0].nblocks, nm = RTE_MIN(nb, (uint16_t)mk->nblocks);
+	__m256i y0, y1, y2, y3;
+	uint16_t j;
+
+	if (nm != 0) {
+		y0 = load_masked2(&l[0], &l[1], 0, mk);
+		y1 = load_masked2(&l[2], &l[3], 0, mk);
+		y2 = load_masked2(&l[4], &l[5], 0, mk);
+		y3 = load_masked2(&l[6], &l[7], 0, mk);
+	} else {
+		y0 = load_raw2(&l[0], &l[1], 0);
+		y1 = load_raw2(&l[2], &l[3], 0);
+		y2 = load_raw2(&l[4], &l[5], 0);
+		y3 = load_raw2(&l[6], &l[7], 0);
+	}
+	for (j = 1; j < nm; j++) {
+		y0 = fold16x2(y0, k, load_masked2(&l[0], &l[1], j, mk));
+		y1 = fold16x2(y1, k, load_masked2(&l[2], &l[3], j, mk));
+		y2 = fold16x2(y2, k, load_masked2(&l[4], &l[5], j, mk));
+		y3 = fold16x2(y3, k, load_masked2(&l[6], &l[7], j, mk));
+	}
+	for (; j < nb; j++) {
+		y0 = fold16x2(y0, k, load_raw2(&l[0], &l[1], j));
+		y1 = fold16x2(y1, k, load_raw2(&l[2], &l[3], j));
+		y2 = fold16x2(y2, k, load_raw2(&l[4], &l[5], j));
+		y3 = fold16x2(y3, k, load_raw2(&l[6], &l[7], j));
+	}
+	reduce2(y0, &crc[0], &crc[1]);
+	reduce2(y1, &crc[2], &crc[3]);
+	reduce2(y2, &crc[4], &crc[5]);
+	reduce2(y3, &crc[6], &crc[7]);
+}
+
 /* Eight lanes, two to a 256-bit register (VPCLMULQDQ): the common
  * length in lock step, the rest of each lane alone.  The four registers
  * are named, not an array, so that they stay in registers: each fold
@@ -198,8 +253,13 @@ crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
 	bool same = true;
 
 	for (int i = 1; i < 8; i++) {
-		same &= l[i].nblocks == common;
+		same &= l[i].nblocks == common && l[i].mask == l[0].mask;
 		common = RTE_MIN(common, l[i].nblocks);
+	}
+	if (likely(same && l[0].mask != NULL)) {
+		/* the usual burst: frames of one shape, one mask for all */
+		crc_eight_alike(l, crc);
+		return;
 	}
 	y0 = load_block2(&l[0], &l[1], 0);
 	y1 = load_block2(&l[2], &l[3], 0);
@@ -217,7 +277,7 @@ crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
 		y2 = fold16x2(y2, k, load_raw2(&l[4], &l[5], j));
 		y3 = fold16x2(y3, k, load_raw2(&l[6], &l[7], j));
 	}
-	if (likely(same)) {
+	if (same) {
 		reduce2(y0, &crc[0], &crc[1]);
 		reduce2(y1, &crc[2], &crc[3]);
 		reduce2(y2, &crc[4], &crc[5]);

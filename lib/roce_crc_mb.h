@@ -21,6 +21,9 @@ bool mwp_crc32_mb_available(void);
 struct mwp_crc_mask {
 	uint8_t and_[MWP_CRC_MB_MASKED][16] __attribute__((aligned(16)));
 	uint8_t or_[MWP_CRC_MB_MASKED][16] __attribute__((aligned(16)));
+	/** Leading blocks that are not all AND 0xff, OR 0 (the rest load
+	 *  as they are); at most MWP_CRC_MB_MASKED. */
+	uint8_t nblocks;
 };
 
 /**

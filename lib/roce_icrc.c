@@ -159,6 +159,11 @@ make_masks(void)
 			for (uint32_t b = 0; b < sizeof(ref); b++)
 				if (ref[b] != 0)
 					mask_set(mk, pad + 4 + b, ref[b] == 0xff ? 0 : 0xff, ref[b]);
+			mk->nblocks = 0;
+			for (uint32_t j = 0; j < MWP_CRC_MB_MASKED; j++)
+				for (uint32_t b = 0; b < 16; b++)
+					if (mk->and_[j][b] != 0xff || mk->or_[j][b] != 0)
+						mk->nblocks = (uint8_t)(j + 1);
 		}
 	}
 }

@@ -247,3 +247,46 @@ Test(icrc, burst_verify_agrees_with_single_frames)
 				     "round %d frame %d", round, i);
 	}
 }
+
+/* Bursts of frames of one shape (what the multi-buffer CRC takes eight at
+ * a time with one mask for all): a damaged unmasked byte is caught in
+ * whichever lane it is, a changed masked field (TTL, hop limit, TOS,
+ * traffic class) is not, at every length and both IP versions. */
+Test(icrc, bursts_of_one_shape)
+{
+	static struct tframe f[32];
+	const uint32_t lens[] = { 0, 1, 4, 13, 16, 31, 64, 100, 255, 256, 1000, 4096 };
+	struct rte_mbuf *pk[32];
+	struct mwp_pkt p[32];
+	enum mwp_drop why[32];
+
+	for (size_t l = 0; l < RTE_DIM(lens); l++) {
+		for (int v6 = 0; v6 < 2; v6++) {
+			for (int i = 0; i < 32; i++) {
+				uint8_t *d;
+
+				pk[i] = build_frame(&f[i], ROCE_OP_RC_RDMA_WRITE_ONLY, lens[l], v6,
+						    false, &p[i]);
+				/* headroom before the frame, as an rx mbuf has, so
+				 * that every frame can be read in place */
+				memmove(f[i].data + 64, f[i].data, pk[i]->data_len);
+				pk[i]->data_off = 64;
+				d = rte_pktmbuf_mtod(pk[i], uint8_t *);
+				why[i] = MWP_DROP_NONE;
+				if (i % 8 == 3)		/* an unmasked byte, lane by lane:
+							 * addresses, port, P_Key, PSN */
+					d[p[i].l3_off + (v6 ? 8 : 12) + (uint32_t)i] ^= 0x04;
+				if (i % 8 == 5) {	/* masked: TTL / hop limit, TOS */
+					d[p[i].l3_off + (v6 ? 7 : 8)] ^= 0x33;
+					d[p[i].l3_off + 1] ^= 0x0c;
+				}
+			}
+			mwp_icrc_verify_burst(pk, p, why, 32);
+			for (int i = 0; i < 32; i++) {
+				cr_assert_eq(why[i] == MWP_DROP_BAD_ICRC, i % 8 == 3,
+					     "len %u %s frame %d", lens[l], v6 ? "IPv6" : "IPv4", i);
+				cr_assert_eq(why[i] == MWP_DROP_BAD_ICRC, !mwp_icrc_ok(pk[i], &p[i]));
+			}
+		}
+	}
+}
