@@ -31,24 +31,32 @@ mwp_parse_need(uint32_t need, uint32_t seg_len, uint32_t pkt_len, enum mwp_drop 
 			return e_;					\
 	} while (0)
 
-/* IPv4: returns the UDP length the IP header announces via *ip_payload. */
+/*
+ * The parser works on offsets and flags held in locals and only stores
+ * into *p (never reads it back): stores of single bytes followed by wider
+ * loads of the same struct defeat store forwarding, and a frame's
+ * classification is on every packet's path.
+ */
+
+/* IPv4 at l3: the UDP length the IP header announces via *ip_payload. */
 static inline enum mwp_drop
-mwp_parse_ipv4(const uint8_t *d, struct mwp_pkt *p, uint32_t seg_len,
-	   uint32_t pkt_len, uint32_t *ip_payload)
+mwp_parse_ipv4(const uint8_t *d, uint32_t l3, struct mwp_pkt *p, uint32_t seg_len,
+	       uint32_t pkt_len, uint32_t *ip_payload)
 {
 	const struct rte_ipv4_hdr *ip;
 	uint32_t tot;
 
-	MWP_PARSE_NEED(p->l3_off + sizeof(*ip), MWP_DROP_IP_TRUNC);
-	ip = (const struct rte_ipv4_hdr *)(d + p->l3_off);
-	if (unlikely((ip->version_ihl >> 4) != 4))
-		return MWP_DROP_IP_BAD_VERSION;
-	if (unlikely((ip->version_ihl & 0xf) != 5))
+	MWP_PARSE_NEED(l3 + sizeof(*ip), MWP_DROP_IP_TRUNC);
+	ip = (const struct rte_ipv4_hdr *)(d + l3);
+	if (unlikely(ip->version_ihl != 0x45)) {
+		if ((ip->version_ihl >> 4) != 4)
+			return MWP_DROP_IP_BAD_VERSION;
 		return (ip->version_ihl & 0xf) > 5 ? MWP_DROP_IPV4_OPTIONS :
 						     MWP_DROP_IP_BAD_LEN;
+	}
 	tot = rte_be_to_cpu_16(ip->total_length);
 	/* Frames may carry Ethernet padding past the IP datagram. */
-	if (unlikely(tot < sizeof(*ip) || p->l3_off + tot > pkt_len))
+	if (unlikely(tot < sizeof(*ip) || l3 + tot > pkt_len))
 		return MWP_DROP_IP_BAD_LEN;
 	if (unlikely(ip->fragment_offset &
 		     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)))
@@ -56,32 +64,30 @@ mwp_parse_ipv4(const uint8_t *d, struct mwp_pkt *p, uint32_t seg_len,
 	if (unlikely(ip->next_proto_id != IPPROTO_UDP))
 		return MWP_DROP_NOT_UDP;
 	p->tos = ip->type_of_service;
-	p->l4_off = p->l3_off + sizeof(*ip);
 	*ip_payload = tot - sizeof(*ip);
 	return MWP_DROP_NONE;
 }
 
+/* IPv6 at l3, likewise. */
 static inline enum mwp_drop
-mwp_parse_ipv6(const uint8_t *d, struct mwp_pkt *p, uint32_t seg_len,
-	   uint32_t pkt_len, uint32_t *ip_payload)
+mwp_parse_ipv6(const uint8_t *d, uint32_t l3, struct mwp_pkt *p, uint32_t seg_len,
+	       uint32_t pkt_len, uint32_t *ip_payload)
 {
 	const struct rte_ipv6_hdr *ip;
 	uint32_t vtc, plen;
 
-	MWP_PARSE_NEED(p->l3_off + sizeof(*ip), MWP_DROP_IP_TRUNC);
-	ip = (const struct rte_ipv6_hdr *)(d + p->l3_off);
+	MWP_PARSE_NEED(l3 + sizeof(*ip), MWP_DROP_IP_TRUNC);
+	ip = (const struct rte_ipv6_hdr *)(d + l3);
 	vtc = rte_be_to_cpu_32(ip->vtc_flow);
 	if (unlikely((vtc >> 28) != 6))
 		return MWP_DROP_IP_BAD_VERSION;
 	plen = rte_be_to_cpu_16(ip->payload_len);
-	if (unlikely(p->l3_off + sizeof(*ip) + plen > pkt_len))
+	if (unlikely(l3 + sizeof(*ip) + plen > pkt_len))
 		return MWP_DROP_IP_BAD_LEN;
 	/* Extension headers are not used by RoCEv2: treat as not UDP. */
 	if (unlikely(ip->proto != IPPROTO_UDP))
 		return MWP_DROP_NOT_UDP;
-	p->flags |= MWP_PKT_IPV6;
 	p->tos = (uint8_t)(vtc >> 20);
-	p->l4_off = p->l3_off + sizeof(*ip);
 	*ip_payload = plen;
 	return MWP_DROP_NONE;
 }
@@ -98,7 +104,8 @@ mwp_parse_inline(const struct rte_mbuf *m, struct mwp_pkt *p)
 	const struct rte_udp_hdr *udp;
 	const struct roce_bth *bth;
 	const struct roce_opcode_info *op;
-	uint32_t ip_payload, udp_len, raw;
+	uint32_t ip_payload, udp_len, raw, l3, l4, bth_off, icrc_off, payload_off, pad;
+	uint8_t flags = 0, opcode;
 	uint16_t type;
 	enum mwp_drop e;
 
@@ -107,31 +114,39 @@ mwp_parse_inline(const struct rte_mbuf *m, struct mwp_pkt *p)
 	MWP_PARSE_NEED(sizeof(*eth), MWP_DROP_RUNT);
 	eth = (const struct rte_ether_hdr *)d;
 	type = eth->ether_type;
-	p->l3_off = sizeof(*eth);
+	l3 = sizeof(*eth);
 	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN)) {
 		const struct rte_vlan_hdr *vh;
 
 		MWP_PARSE_NEED(sizeof(*eth) + sizeof(*vh), MWP_DROP_RUNT);
 		vh = (const struct rte_vlan_hdr *)(eth + 1);
-		p->flags |= MWP_PKT_VLAN;
+		flags = MWP_PKT_VLAN;
+		p->flags = flags;
 		p->vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
 		type = vh->eth_proto;
-		p->l3_off += sizeof(*vh);
+		l3 += sizeof(*vh);
 	}
+	p->l3_off = (uint16_t)l3;
 
-	if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))
-		e = mwp_parse_ipv4(d, p, seg_len, pkt_len, &ip_payload);
-	else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6))
-		e = mwp_parse_ipv6(d, p, seg_len, pkt_len, &ip_payload);
-	else
-		e = MWP_DROP_NOT_IP;
+	if (likely(type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4))) {
+		e = mwp_parse_ipv4(d, l3, p, seg_len, pkt_len, &ip_payload);
+		l4 = l3 + sizeof(struct rte_ipv4_hdr);
+	} else if (type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6)) {
+		e = mwp_parse_ipv6(d, l3, p, seg_len, pkt_len, &ip_payload);
+		l4 = l3 + sizeof(struct rte_ipv6_hdr);
+		flags |= MWP_PKT_IPV6;
+	} else {
+		return MWP_DROP_NOT_IP;
+	}
 	if (unlikely(e != MWP_DROP_NONE))
 		return e;
+	p->flags = flags;
+	p->l4_off = (uint16_t)l4;
 
 	if (unlikely(ip_payload < sizeof(*udp)))
 		return MWP_DROP_UDP_TRUNC;
-	MWP_PARSE_NEED(p->l4_off + sizeof(*udp), MWP_DROP_UDP_TRUNC);
-	udp = (const struct rte_udp_hdr *)(d + p->l4_off);
+	MWP_PARSE_NEED(l4 + sizeof(*udp), MWP_DROP_UDP_TRUNC);
+	udp = (const struct rte_udp_hdr *)(d + l4);
 	if (unlikely(udp->dst_port != rte_cpu_to_be_16(ROCE_UDP_PORT)))
 		return MWP_DROP_NOT_ROCE_PORT;
 	udp_len = rte_be_to_cpu_16(udp->dgram_len);
@@ -140,30 +155,35 @@ mwp_parse_inline(const struct rte_mbuf *m, struct mwp_pkt *p)
 	if (unlikely(udp_len < sizeof(*udp) + sizeof(*bth) + ROCE_ICRC_BYTES))
 		return MWP_DROP_BTH_TRUNC;
 
-	p->bth_off = p->l4_off + sizeof(*udp);
-	MWP_PARSE_NEED(p->bth_off + sizeof(*bth), MWP_DROP_BTH_TRUNC);
-	bth = (const struct roce_bth *)(d + p->bth_off);
-	p->opcode = bth_opcode(bth);
+	bth_off = l4 + sizeof(*udp);
+	p->bth_off = (uint16_t)bth_off;
+	MWP_PARSE_NEED(bth_off + sizeof(*bth), MWP_DROP_BTH_TRUNC);
+	bth = (const struct roce_bth *)(d + bth_off);
+	opcode = bth_opcode(bth);
+	pad = bth_pad(bth);
+	icrc_off = l4 + udp_len - ROCE_ICRC_BYTES;
+	p->opcode = opcode;
 	p->qpn = bth_dqpn(bth);
 	p->psn = bth_psn(bth);
-	p->pad = bth_pad(bth);
-	p->icrc_off = p->l4_off + udp_len - ROCE_ICRC_BYTES;
-	p->flags |= MWP_PKT_BTH;
+	p->pad = (uint8_t)pad;
+	p->icrc_off = (uint16_t)icrc_off;
+	p->flags = flags | MWP_PKT_BTH;
 
 	if (unlikely(bth_tver(bth) != 0))
 		return MWP_DROP_BAD_TVER;
-	op = &roce_opcode[p->opcode];
+	op = &roce_opcode[opcode];
 	if (unlikely(op->mask == 0))
 		return MWP_DROP_UNKNOWN_OPCODE;
 	p->mask = op->mask;
-	p->payload_off = p->bth_off + op->hdr_len;
-	if (unlikely(p->payload_off > p->icrc_off))
+	payload_off = bth_off + op->hdr_len;
+	p->payload_off = (uint16_t)payload_off;
+	if (unlikely(payload_off > icrc_off))
 		return MWP_DROP_HDR_TRUNC;
-	MWP_PARSE_NEED(p->payload_off, MWP_DROP_HDR_TRUNC);
-	raw = p->icrc_off - p->payload_off;
-	if (unlikely(p->pad > raw))
+	MWP_PARSE_NEED(payload_off, MWP_DROP_HDR_TRUNC);
+	raw = icrc_off - payload_off;
+	if (unlikely(pad > raw))
 		return MWP_DROP_BAD_PAD;
-	p->payload_len = (uint16_t)(raw - p->pad);
+	p->payload_len = (uint16_t)(raw - pad);
 	return MWP_DROP_NONE;
 }
 
