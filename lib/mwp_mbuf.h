@@ -33,7 +33,9 @@ mwp_mbuf_free_burst(struct rte_mbuf *const *pkts, uint16_t n)
 		for (uint16_t i = base; i < end; i++) {
 			struct rte_mbuf *m = pkts[i];
 
-			if (likely(m->pool == mp && m->next == NULL && m->nb_segs == 1 &&
+			/* one segment: next is NULL (rte_mbuf's contract), and
+			 * the mbuf's second cache line stays untouched */
+			if (likely(m->pool == mp && m->nb_segs == 1 &&
 				   RTE_MBUF_DIRECT(m) && rte_mbuf_refcnt_read(m) == 1))
 				put[k++] = m;
 			else
