@@ -270,6 +270,17 @@ def send_cases():
                  "immdt": {"imm": 1}})],
         [ack(0, 0, syn=0x20 | RNR_TIMER)], pattern(), "RTS", [], [], [])
 
+    # a two-packet WRITE ending WITH_IMMEDIATE: the completion's byte_len
+    # is the whole message's, from the FIRST packet's RETH
+    mem = pattern()
+    parts = [bytes([0x7e]) * MTU, bytes([0x7f]) * 32]
+    mem[0x40:0x40 + MTU + 32] = b"".join(parts)
+    c["rc_write_multi_with_imm"] = (
+        [write(0x06, 0, MR_IOVA + 0x40, MR_RKEY, parts[0], dmalen=MTU + 32),
+         req(0x09, 1, payload=parts[1], eh={"immdt": {"imm": 0xbeef}})],
+        [ack(1, 1)], mem, "RTS", [(30, [])],
+        [(30, WC_SUCCESS, WC_RECV_RDMA_WITH_IMM, MTU + 32, WC_WITH_IMM, 0xbeef)], [])
+
     # section 4: SEND_WITH_INV of the window bound to this QP; the key
     # stops working at once (the next packet of the burst is refused)
     mem = pattern()

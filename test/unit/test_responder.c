@@ -6,6 +6,8 @@
  * script's byte for byte; the region's bytes and the QP's state must be
  * what the script says.  The set-up is the one the script documents.
  */
+#include <dirent.h>
+
 #include <pcap/pcap.h>
 
 #include "verbs_fixture.h"
@@ -328,54 +330,91 @@ run_case(const char *name, enum ibv_qp_type type)
 
 TestSuite(responder, .timeout = 60);
 
-#define CASE(name) Test(responder, name) { run_case(#name, IBV_QPT_RC); }
-#define UC_CASE(name) Test(responder, name) { run_case(#name, IBV_QPT_UC); }
+/* Every case, with the QP type it runs on: one Test each, and the list
+ * every_vector_is_a_case checks the generator's output against. */
+#define RESP_CASES(RC, UC) \
+	RC(rc_write_only) \
+	RC(rc_write_only_ipv6) \
+	RC(rc_write_multi_window) \
+	RC(rc_read_multi) \
+	RC(rc_fetch_add) \
+	RC(rc_compare_swap) \
+	RC(rc_duplicate_atomic) \
+	RC(rc_duplicate_write) \
+	RC(rc_write_then_read_ack_msn) \
+	RC(rc_psn_ahead) \
+	RC(rc_wrong_key_byte) \
+	RC(rc_outside_window) \
+	RC(rc_zero_length_read_bogus_key) \
+	RC(rc_dma_too_long) \
+	RC(rc_unaligned_atomic) \
+	RC(rc_middle_without_first) \
+	UC(uc_write_then_bad_key) \
+	UC(uc_send_broken_message_reuses_its_receive) \
+	RC(rc_send_interrupted_completes_its_receive_in_error) \
+	RC(rc_send_half_done_then_qp_to_err_flushes_its_receive) \
+	RC(rc_send_only) \
+	RC(rc_send_multi_two_sges) \
+	RC(rc_send_rnr) \
+	RC(rc_send_with_imm) \
+	RC(rc_write_with_imm) \
+	RC(rc_write_with_imm_rnr) \
+	RC(rc_write_multi_with_imm) \
+	RC(rc_send_with_inv) \
+	RC(rc_send_with_inv_wrong_key) \
+	RC(rc_send_with_inv_region_key) \
+	RC(rc_send_with_inv_rnr) \
+	RC(rc_send_too_long) \
+	RC(rc_send_sge_outside_region) \
+	RC(rc_qp_access_flags_first) \
+	RC(rc_unknown_key) \
+	RC(rc_pd_mismatch) \
+	RC(rc_window_of_another_qp) \
+	RC(rc_access_not_granted_by_window) \
+	RC(rc_read_through_read_only_window) \
+	RC(rc_write_through_type1_window) \
+	RC(rc_zero_length_write_bogus_key) \
+	RC(rc_write_length_disagrees) \
+	RC(rc_atomic_on_the_window_last_word) \
+	RC(rc_atomic_just_past_the_window) \
+	RC(rc_send_with_inv_window_of_another_qp) \
+	RC(rc_send_with_inv_type1_window) \
+	RC(rc_write_invalidated_between_packets) \
+	RC(rc_read_invalidated_between_responses) \
+	UC(uc_send_only)
 
-CASE(rc_write_only)
-CASE(rc_write_only_ipv6)
-CASE(rc_write_multi_window)
-CASE(rc_read_multi)
-CASE(rc_fetch_add)
-CASE(rc_compare_swap)
-CASE(rc_duplicate_atomic)
-CASE(rc_duplicate_write)
-CASE(rc_write_then_read_ack_msn)
-CASE(rc_psn_ahead)
-CASE(rc_wrong_key_byte)
-CASE(rc_outside_window)
-CASE(rc_zero_length_read_bogus_key)
-CASE(rc_dma_too_long)
-CASE(rc_unaligned_atomic)
-CASE(rc_middle_without_first)
-UC_CASE(uc_write_then_bad_key)
-UC_CASE(uc_send_broken_message_reuses_its_receive)
-CASE(rc_send_interrupted_completes_its_receive_in_error)
-CASE(rc_send_half_done_then_qp_to_err_flushes_its_receive)
-CASE(rc_send_only)
-CASE(rc_send_multi_two_sges)
-CASE(rc_send_rnr)
-CASE(rc_send_with_imm)
-CASE(rc_write_with_imm)
-CASE(rc_write_with_imm_rnr)
-CASE(rc_send_with_inv)
-CASE(rc_send_with_inv_wrong_key)
-CASE(rc_send_with_inv_region_key)
-CASE(rc_send_with_inv_rnr)
-CASE(rc_send_too_long)
-CASE(rc_send_sge_outside_region)
-CASE(rc_qp_access_flags_first)
-CASE(rc_unknown_key)
-CASE(rc_pd_mismatch)
-CASE(rc_window_of_another_qp)
-CASE(rc_access_not_granted_by_window)
-CASE(rc_read_through_read_only_window)
-CASE(rc_write_through_type1_window)
-CASE(rc_zero_length_write_bogus_key)
-CASE(rc_write_length_disagrees)
-CASE(rc_atomic_on_the_window_last_word)
-CASE(rc_atomic_just_past_the_window)
-CASE(rc_send_with_inv_window_of_another_qp)
-CASE(rc_send_with_inv_type1_window)
-CASE(rc_write_invalidated_between_packets)
-CASE(rc_read_invalidated_between_responses)
-UC_CASE(uc_send_only)
+#define RC_TEST(name) Test(responder, name) { run_case(#name, IBV_QPT_RC); }
+#define UC_TEST(name) Test(responder, name) { run_case(#name, IBV_QPT_UC); }
+RESP_CASES(RC_TEST, UC_TEST)
+
+#define CASE_NAME(name) #name,
+static const char *const case_names[] = { RESP_CASES(CASE_NAME, CASE_NAME) };
+
+/* A vector the script makes but no Test runs would pass unnoticed. */
+Test(responder, every_vector_is_a_case)
+{
+	const char *dir = getenv("RESP_VECTORS");
+	const char *suffix = ".req.pcap";
+	unsigned int seen = 0;
+	struct dirent *e;
+	DIR *d;
+
+	cr_assert_not_null(dir);
+	d = opendir(dir);
+	cr_assert_not_null(d, "%s", dir);
+	while ((e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name), k = strlen(suffix);
+		bool found = false;
+
+		if (n <= k || strcmp(e->d_name + n - k, suffix) != 0)
+			continue;
+		for (size_t i = 0; i < RTE_DIM(case_names); i++)
+			found |= strlen(case_names[i]) == n - k &&
+				 strncmp(case_names[i], e->d_name, n - k) == 0;
+		cr_expect(found, "vector %.*s has no Test", (int)(n - k), e->d_name);
+		seen++;
+	}
+	closedir(d);
+	cr_expect_eq(seen, RTE_DIM(case_names), "%u vectors, %zu cases", seen,
+		     RTE_DIM(case_names));
+}
