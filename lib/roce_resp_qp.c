@@ -366,7 +366,7 @@ copy_payload_any(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t 
 static __rte_always_inline void
 copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
-	if (likely(len >= 16 && len <= 64 && off + len <= m->data_len))
+	if (likely(len - 16 <= 64 - 16 && off + len <= m->data_len))	/* 16..64 */
 		copy_16_64(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
 	else
 		copy_payload_any(dst, m, off, len);
@@ -504,20 +504,25 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		allowed(b);
 		copy_payload(host, m, p->payload_off, p->payload_len);
 	}
-	if (first)
-		r->w_total = (uint32_t)q.len;
-	r->w_rkey = q.rkey;
-	r->w_va = q.va + p->payload_len;
-	r->w_left = q.len - p->payload_len;
-	r->in_msg = last ? 0 : ROCE_M_WRITE;
 	r->epsn = (r->epsn + 1) & PSN_MASK;
-	if (last)
+	if (!last) {
+		/* what the next packet of the message continues from */
+		if (first)
+			r->w_total = (uint32_t)q.len;
+		r->w_rkey = q.rkey;
+		r->w_va = q.va + p->payload_len;
+		r->w_left = q.len - p->payload_len;
+		r->in_msg = ROCE_M_WRITE;
+	} else {
+		r->in_msg = 0;
 		r->msn = (r->msn + 1) & PSN_MASK;
+	}
 	if (p->mask & ROCE_M_IMM) {
 		struct mwp_rwqe rw;
 
 		if (rte_ring_dequeue_elem(qp->rq, &rw, sizeof(rw)) == 0)
-			mwp_qp_recv_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM, r->w_total,
+			mwp_qp_recv_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM,
+				first ? (uint32_t)q.len : r->w_total,
 				IBV_WC_WITH_IMM,
 				((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm,
 				IBV_WC_SUCCESS);
