@@ -23,8 +23,9 @@
  * mempool as in a real run.
  *
  * Figures: medians of RUNS runs.
- * Usage: bench_resp [--quick] [--workload N]   (N: 0 WRITE, 1 READ,
- * 2 FETCH_ADD, 3 the denied mix; for profiling one of them)
+ * Usage: bench_resp [--quick] [--workload N] [--keys K]   (N: 0 WRITE,
+ * 1 READ, 2 FETCH_ADD, 3 the denied mix; K: 1024 or 1048576 live keys;
+ * for profiling or comparing builds on one of them)
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@
 
 static bool quick;
 static int only = -1;		/* --workload N: one workload (for profiling) */
+static long only_keys = -1;	/* --keys K: one table size */
 
 enum workload { WRITE64, READ8, FETCH_ADD, MIX_DENIED, W__MAX };
 
@@ -295,6 +297,8 @@ main(int argc, char **argv)
 			quick = true;
 		else if (strcmp(argv[a], "--workload") == 0 && a + 1 < argc)
 			only = atoi(argv[++a]);
+		else if (strcmp(argv[a], "--keys") == 0 && a + 1 < argc)
+			only_keys = atol(argv[++a]);
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
@@ -309,6 +313,8 @@ main(int argc, char **argv)
 		struct setup s;
 		uint32_t n = quick ? 1024 : sizes[z];
 
+		if (only_keys >= 0 && n != only_keys)
+			continue;
 		srand(11);
 		make_setup(&s, n);
 		for (int w = 0; w < W__MAX; w++) {
