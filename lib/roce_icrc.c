@@ -8,7 +8,7 @@
 #include <rte_udp.h>
 
 #include "roce_crc_mb.h"
-#include "roce_icrc.h"
+#include "roce_icrc_burst.h"
 
 /* CRC state after the 8 x 0xff pseudo-LRH: crc32 of ff ff ff ff ff ff ff ff.
  * Linux rxe keeps the same state pre-inverted as 0xdebb20e3. */
@@ -108,21 +108,9 @@ mwp_icrc_read(const struct rte_mbuf *m, const struct mwp_pkt *p)
 	return rte_le_to_cpu_32(v);
 }
 
-/* Up to this many bytes from the IP header to the ICRC, a frame of a
- * burst goes through the multi-buffer CRC (in one segment). */
-#define ICRC_MB_MAX 9000
-
-/*
- * One frame's CRC input for mwp_crc32_mb, read in place from pad + 4
- * bytes before its IP header: those come out as zeros (making the whole a
- * multiple of 16 bytes; leading zeros do not count) and ff ff ff ff (the
- * 8 x 0xff pseudo-LRH with the CRC's initial ~0 folded into its first
- * half), then IP .. pad with the fields rocev2-wire.md leaves out forced
- * to ones.  The masks for each IP version and front padding are made
- * once; no byte is copied.
- */
-static struct mwp_crc_mask icrc_masks[2][16];	/* [IPv6][pad] */
-_Static_assert(MWP_PKT_IPV6 == 1, "icrc_masks is indexed by the IPv6 flag");
+/* The masks of the multi-buffer path (roce_icrc_burst.h), for each IP
+ * version and front padding, made once at load. */
+struct mwp_crc_mask mwp_icrc_masks[2][16];	/* [IPv6][pad] */
 
 static void
 mask_set(struct mwp_crc_mask *mk, uint32_t at, uint8_t and_, uint8_t or_)
@@ -148,7 +136,7 @@ make_masks(void)
 		memset(ref, 0, sizeof(ref));
 		mask_hdr(ref, &p);
 		for (uint32_t pad = 0; pad < 16; pad++) {
-			struct mwp_crc_mask *mk = &icrc_masks[v6][pad];
+			struct mwp_crc_mask *mk = &mwp_icrc_masks[v6][pad];
 
 			memset(mk->and_, 0xff, sizeof(mk->and_));
 			memset(mk->or_, 0, sizeof(mk->or_));
@@ -168,38 +156,18 @@ make_masks(void)
 	}
 }
 
+_Static_assert(MWP_PKT_IPV6 == 1, "mwp_icrc_masks is indexed by the IPv6 flag");
 _Static_assert(16 * MWP_CRC_MB_MASKED >= 15 + 4 + ICRC_MASKED_MAX,
 	       "the masked blocks cover IP, UDP and BTH at any padding");
 
 /* Made once, when the library loads (CPUID needs no EAL), so that lcores
  * never race to make them. */
-static bool mb_ok;
+bool mwp_icrc_mb_ok;
 
 RTE_INIT(icrc_mb_init)
 {
 	make_masks();
-	mb_ok = mwp_crc32_mb_available();
-}
-
-/* Set up lane l for frame m, if it can go through the multi-buffer CRC:
- * in one segment, not too long, and with the pad + 4 bytes before its IP
- * header there to be read (and masked away).  Returns where its ICRC
- * trailer is, or NULL. */
-static __rte_always_inline uint8_t *
-mb_lane(struct mwp_crc_lane *l, struct rte_mbuf *m, const struct mwp_pkt *p)
-{
-	const uint32_t all = p->icrc_off - p->l3_off;
-	const uint32_t pad = -(4 + all) & 15;
-	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
-
-	if (unlikely(all > ICRC_MB_MAX ||
-		     p->icrc_off + 4u > rte_pktmbuf_data_len(m) ||
-		     rte_pktmbuf_headroom(m) + p->l3_off < pad + 4))
-		return NULL;
-	l->base = d + p->l3_off - pad - 4;
-	l->mask = &icrc_masks[p->flags & MWP_PKT_IPV6][pad];
-	l->nblocks = (uint16_t)((pad + 4 + all) / 16);
-	return d + p->icrc_off;
+	mwp_icrc_mb_ok = mwp_crc32_mb_available();
 }
 
 static inline uint32_t
@@ -212,40 +180,42 @@ load_le32(const uint8_t *t)
 }
 
 uint16_t
+mwp_icrc_set_check(struct mwp_icrc_set *s, enum mwp_drop *why)
+{
+	uint32_t crc[MWP_ICRC_SET_MAX];
+	uint16_t bad = 0;
+
+	if (s->n == 0)
+		return 0;
+	mwp_crc32_mb(s->lane, crc, s->n);
+	for (uint16_t j = 0; j < s->n; j++)
+		if (unlikely(~crc[j] != load_le32(s->trailer[j]))) {
+			why[s->idx[j]] = MWP_DROP_BAD_ICRC;
+			bad++;
+		}
+	s->n = 0;
+	return bad;
+}
+
+uint16_t
 mwp_icrc_verify_burst(struct rte_mbuf *const *pkts, const struct mwp_pkt *p,
 		      enum mwp_drop *why, uint16_t n)
 {
-	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
-	const uint8_t *trailer[MWP_ICRC_BURST_MAX];
-	uint16_t idx[MWP_ICRC_BURST_MAX];
-	uint32_t crc[MWP_ICRC_BURST_MAX];
+	struct mwp_icrc_set set;
 	uint16_t bad = 0;
 
-	for (uint16_t base = 0; base < n; base += MWP_ICRC_BURST_MAX) {
-		const uint16_t end = RTE_MIN(n, (uint16_t)(base + MWP_ICRC_BURST_MAX));
-		uint16_t k = 0;
-
-		for (uint16_t i = base; i < end; i++) {
-			if (why[i] != MWP_DROP_NONE)
-				continue;
-			if (likely(mb_ok) &&
-			    (trailer[k] = mb_lane(&lane[k], pkts[i], &p[i])) != NULL) {
-				idx[k++] = i;
-			} else if (!mwp_icrc_ok(pkts[i], &p[i])) {
-				why[i] = MWP_DROP_BAD_ICRC;
-				bad++;
-			}
-		}
-		if (k == 0)
+	mwp_icrc_set_init(&set);
+	for (uint16_t i = 0; i < n; i++) {
+		if (why[i] != MWP_DROP_NONE)
 			continue;
-		mwp_crc32_mb(lane, crc, k);
-		for (uint16_t j = 0; j < k; j++)
-			if (unlikely(~crc[j] != load_le32(trailer[j]))) {
-				why[idx[j]] = MWP_DROP_BAD_ICRC;
-				bad++;
-			}
+		if (set.n == MWP_ICRC_SET_MAX)	/* only with the CPU's help */
+			bad += mwp_icrc_set_check(&set, why);
+		if (!mwp_icrc_set_add(&set, pkts[i], &p[i], i) && !mwp_icrc_ok(pkts[i], &p[i])) {
+			why[i] = MWP_DROP_BAD_ICRC;
+			bad++;
+		}
 	}
-	return bad;
+	return bad + mwp_icrc_set_check(&set, why);
 }
 
 void
@@ -267,24 +237,23 @@ mwp_icrc_fill(struct rte_mbuf *m, const struct mwp_pkt *p)
 void
 mwp_icrc_fill_burst(struct rte_mbuf *const *m, const struct mwp_pkt *p, uint16_t n)
 {
-	struct mwp_crc_lane lane[MWP_ICRC_BURST_MAX];
-	uint8_t *trailer[MWP_ICRC_BURST_MAX];
-	uint32_t crc[MWP_ICRC_BURST_MAX];
-	const bool use_mb = mb_ok;
+	struct mwp_icrc_set set;
+	uint32_t crc[MWP_ICRC_SET_MAX];
 
-	for (uint16_t base = 0; base < n; base += MWP_ICRC_BURST_MAX) {
-		uint16_t k = 0, end = RTE_MIN(n, (uint16_t)(base + MWP_ICRC_BURST_MAX));
+	mwp_icrc_set_init(&set);
+	for (uint16_t base = 0; base < n; base += MWP_ICRC_SET_MAX) {
+		const uint16_t end = RTE_MIN(n, (uint16_t)(base + MWP_ICRC_SET_MAX));
 
 		for (uint16_t i = base; i < end; i++)
-			if (!use_mb || (trailer[k] = mb_lane(&lane[k], m[i], &p[i])) == NULL)
+			if (!mwp_icrc_set_add(&set, m[i], &p[i], i))
 				mwp_icrc_fill(m[i], &p[i]);
-			else
-				k++;
-		mwp_crc32_mb(lane, crc, k);
-		for (uint16_t j = 0; j < k; j++) {
+		if (set.n != 0)
+			mwp_crc32_mb(set.lane, crc, set.n);
+		for (uint16_t j = 0; j < set.n; j++) {
 			const uint32_t v = rte_cpu_to_le_32(~crc[j]);
 
-			memcpy(trailer[j], &v, sizeof(v));
+			memcpy(set.trailer[j], &v, sizeof(v));
 		}
+		set.n = 0;
 	}
 }

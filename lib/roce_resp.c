@@ -7,7 +7,7 @@
 
 #include "mwp_mbuf.h"
 #include "mwp_priv.h"
-#include "roce_icrc.h"
+#include "roce_icrc_burst.h"
 #include "roce_parse_inline.h"
 #include "roce_resp.h"
 #include "roce_resp_qp.h"
@@ -111,9 +111,10 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	struct mwp_resp_req rq[MWP_BURST_MAX];
 	const struct mwp_binding *keyd[MWP_BURST_MAX];
 	uint32_t rkeys[MWP_BURST_MAX];
+	struct mwp_icrc_set ics;
 	struct mwp_resp_ctx c;
 	uint64_t bytes = 0;
-	uint16_t nb_keys = 0;
+	uint16_t nb_keys = 0, alone[MWP_BURST_MAX], nb_alone = 0;
 
 	RTE_ASSERT(n <= MWP_BURST_MAX);
 	if (unlikely(n == 0))
@@ -121,10 +122,12 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	ctx_init(&c, port, st, tx, tx_room);
 	c.gen = ++port->bursts;
 
-	/* One pass over the frames: parse, the L2/L3 destination, the QP,
-	 * and the R_Key the request names.  Whether the QP exists and
-	 * whether the frame is a CNP count only for frames whose ICRC is
-	 * good, so those verdicts wait until after it (mwp_resp_run). */
+	/* One pass over the frames: parse, the L2/L3 destination, the ICRC
+	 * lane, the QP, and the R_Key the request names.  Whether the QP
+	 * exists and whether the frame is a CNP count only for frames whose
+	 * ICRC is good, so those verdicts wait until after it
+	 * (mwp_resp_run). */
+	mwp_icrc_set_init(&ics);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		enum mwp_drop e;
@@ -137,6 +140,12 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 		e = mwp_parse_inline(m, &p[i]);
 		if (likely(e == MWP_DROP_NONE))
 			e = check_dest(&port->conf, m, &p[i]);
+		/* a frame the set cannot take is checked alone, after the
+		 * loop (no call in here: the set's count stays in a
+		 * register) */
+		if (likely(e == MWP_DROP_NONE) &&
+		    unlikely(!mwp_icrc_set_add(&ics, m, &p[i], i)))
+			alone[nb_alone++] = i;
 		why[i] = e;
 		if (unlikely(e != MWP_DROP_NONE))
 			continue;
@@ -148,7 +157,10 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	}
 	st->rx_pkts += n;
 	st->rx_bytes += bytes;
-	mwp_icrc_verify_burst(pkts, p, why, n);
+	mwp_icrc_set_check(&ics, why);
+	for (uint16_t j = 0; j < nb_alone; j++)
+		if (!mwp_icrc_ok(pkts[alone[j]], &p[alone[j]]))
+			why[alone[j]] = MWP_DROP_BAD_ICRC;
 
 	/* every key of the burst in one bulk lookup (habit 7), then the
 	 * memory the requests name on its way in */
