@@ -234,6 +234,7 @@ struct mwp_resp {
 	} atom[MWP_ATOMIC_CACHE];
 	uint8_t atom_next;
 	struct mwp_flow flow;	/* where answers go: the last request mirrored */
+	struct mwp_answer_tmpl tmpl;	/* flow's headers, for each answer */
 	uint64_t flow_gen;	/* burst in which flow was last mirrored */
 	struct mwp_qp_stats st;
 };

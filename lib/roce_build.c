@@ -3,12 +3,22 @@
 #include <string.h>
 
 #include <rte_ip.h>
+#include <rte_memcpy.h>
 #include <rte_udp.h>
 
 #include "roce_build.h"
 #include "roce_icrc.h"
 
 #define DEFAULT_TTL 64
+
+/* Store a big-endian word at an unaligned address. */
+static inline void
+put_be32(void *at, uint32_t v)
+{
+	const rte_be32_t w = rte_cpu_to_be_32(v);
+
+	memcpy(at, &w, sizeof(w));
+}
 
 /* Write each extension header the opcode carries at its table offset. */
 static void
@@ -39,12 +49,9 @@ write_ehs(uint8_t *bth, const struct roce_opcode_info *op,
 		a->swap_add = rte_cpu_to_be_64(h->atmeth.swap_add);
 		a->compare = rte_cpu_to_be_64(h->atmeth.compare);
 	}
-	if (op->mask & ROCE_M_AETH) {
-		struct roce_aeth *a = (void *)(bth + off[ROCE_EH_AETH]);
-
-		a->syndrome = h->aeth.syndrome;
-		roce_put24(a->msn, h->aeth.msn);
-	}
+	if (op->mask & ROCE_M_AETH)
+		put_be32(bth + off[ROCE_EH_AETH],
+			 (uint32_t)h->aeth.syndrome << 24 | (h->aeth.msn & 0xffffff));
 	if (op->mask & ROCE_M_ATMACK) {
 		struct roce_atmack *a = (void *)(bth + off[ROCE_EH_ATMACK]);
 
@@ -64,17 +71,19 @@ write_ehs(uint8_t *bth, const struct roce_opcode_info *op,
 		memset(bth + off[ROCE_EH_CNP], 0, sizeof(struct roce_cnp));
 }
 
+/* The BTH as three big-endian words (one store each, on every answer). */
 static void
 write_bth(struct roce_bth *b, const struct mwp_hdrs *h, uint8_t pad)
 {
-	b->opcode = h->opcode;
-	b->flags = (h->se ? ROCE_BTH_SE : 0) | (h->mig ? ROCE_BTH_MIG : 0) |
-		   (uint8_t)(pad << ROCE_BTH_PAD_SHIFT);
-	b->pkey = rte_cpu_to_be_16(h->pkey != 0 ? h->pkey : 0xffff);
-	b->fecn_becn = (h->fecn ? ROCE_BTH_FECN : 0) | (h->becn ? ROCE_BTH_BECN : 0);
-	roce_put24(b->dqpn, h->dqpn);
-	b->ackreq = h->ackreq ? ROCE_BTH_ACKREQ : 0;
-	roce_put24(b->psn, h->psn);
+	const uint8_t flags = (h->se ? ROCE_BTH_SE : 0) | (h->mig ? ROCE_BTH_MIG : 0) |
+			      (uint8_t)(pad << ROCE_BTH_PAD_SHIFT);
+	const uint8_t fb = (h->fecn ? ROCE_BTH_FECN : 0) | (h->becn ? ROCE_BTH_BECN : 0);
+
+	put_be32(b, (uint32_t)h->opcode << 24 | (uint32_t)flags << 16 |
+		    (h->pkey != 0 ? h->pkey : 0xffff));
+	put_be32((uint8_t *)b + 4, (uint32_t)fb << 24 | (h->dqpn & 0xffffff));
+	put_be32((uint8_t *)b + 8, (uint32_t)(h->ackreq ? ROCE_BTH_ACKREQ : 0) << 24 |
+				   (h->psn & 0xffffff));
 }
 
 /* Ethernet (+VLAN) and IP headers; returns the UDP offset. */
@@ -135,43 +144,27 @@ write_l2_l3(uint8_t *d, const struct mwp_flow *f, struct mwp_pkt *p,
 	return off;
 }
 
-static int
-build(struct rte_mbuf *m, const struct mwp_flow *f, const struct mwp_hdrs *h,
-      const void *payload, uint32_t len, struct mwp_pkt *out, bool icrc)
+/* UDP (lengths already known), BTH, extension headers, payload and pad
+ * after the L2/L3 headers; fills *p from l4 on. */
+static void
+write_l4_up(uint8_t *d, uint16_t l4, const struct roce_opcode_info *op,
+	    const struct mwp_hdrs *h, uint16_t sport, uint32_t udp_len,
+	    const void *payload, uint32_t len, uint8_t pad, struct mwp_pkt *p)
 {
-	const struct roce_opcode_info *op = &roce_opcode[h->opcode];
-	const uint8_t pad = (uint8_t)(-len & 3);
-	struct mwp_pkt pk = { 0 };
-	struct mwp_pkt *p = out != NULL ? out : &pk;
-	uint32_t l3_len, udp_len, frame;
-	struct rte_udp_hdr *udp;
-	uint8_t *d;
+	struct rte_udp_hdr *udp = (void *)(d + l4);
 
-	if (op->mask == 0 || m->data_len != 0 ||
-	    (len != 0 && !(op->mask & ROCE_M_PAYLOAD)))
-		return -EINVAL;
-	udp_len = sizeof(*udp) + op->hdr_len + len + pad + ROCE_ICRC_BYTES;
-	l3_len = f->ipv6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr);
-	frame = sizeof(struct rte_ether_hdr) +
-		(f->vlan ? sizeof(struct rte_vlan_hdr) : 0) + l3_len + udp_len;
-	if (frame > UINT16_MAX || frame > rte_pktmbuf_tailroom(m))
-		return -ENOSPC;
-	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame);
-
-	memset(p, 0, sizeof(*p));
-	p->l4_off = write_l2_l3(d, f, p, (uint16_t)udp_len);
-	udp = (void *)(d + p->l4_off);
-	udp->src_port = rte_cpu_to_be_16(f->sport);
+	udp->src_port = rte_cpu_to_be_16(sport);
 	udp->dst_port = rte_cpu_to_be_16(ROCE_UDP_PORT);
-	udp->dgram_len = rte_cpu_to_be_16(udp_len);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)udp_len);
 	udp->dgram_cksum = 0;
 
-	p->bth_off = p->l4_off + sizeof(*udp);
+	p->l4_off = l4;
+	p->bth_off = l4 + sizeof(*udp);
 	write_bth((void *)(d + p->bth_off), h, pad);
 	write_ehs(d + p->bth_off, op, h);
 	p->payload_off = p->bth_off + op->hdr_len;
 	if (len != 0)
-		memcpy(d + p->payload_off, payload, len);
+		rte_memcpy(d + p->payload_off, payload, len);
 	memset(d + p->payload_off + len, 0, pad);
 
 	p->opcode = h->opcode;
@@ -182,14 +175,111 @@ build(struct rte_mbuf *m, const struct mwp_flow *f, const struct mwp_hdrs *h,
 	p->payload_len = (uint16_t)len;
 	p->icrc_off = p->payload_off + len + pad;
 	p->flags |= MWP_PKT_BTH;
+}
+
+static int
+build(struct rte_mbuf *m, const struct mwp_flow *f, const struct mwp_hdrs *h,
+      const void *payload, uint32_t len, struct mwp_pkt *out, bool icrc)
+{
+	const struct roce_opcode_info *op = &roce_opcode[h->opcode];
+	const uint8_t pad = (uint8_t)(-len & 3);
+	struct mwp_pkt pk = { 0 };
+	struct mwp_pkt *p = out != NULL ? out : &pk;
+	uint32_t l3_len, udp_len, frame;
+	uint8_t *d;
+
+	if (op->mask == 0 || m->data_len != 0 ||
+	    (len != 0 && !(op->mask & ROCE_M_PAYLOAD)))
+		return -EINVAL;
+	udp_len = sizeof(struct rte_udp_hdr) + op->hdr_len + len + pad + ROCE_ICRC_BYTES;
+	l3_len = f->ipv6 ? sizeof(struct rte_ipv6_hdr) : sizeof(struct rte_ipv4_hdr);
+	frame = sizeof(struct rte_ether_hdr) +
+		(f->vlan ? sizeof(struct rte_vlan_hdr) : 0) + l3_len + udp_len;
+	if (frame > UINT16_MAX || frame > rte_pktmbuf_tailroom(m))
+		return -ENOSPC;
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame);
+
+	memset(p, 0, sizeof(*p));
+	write_l4_up(d, write_l2_l3(d, f, p, (uint16_t)udp_len), op, h, f->sport,
+		    udp_len, payload, len, pad, p);
 	if (!icrc)
 		return 1;
 	mwp_icrc_fill(m, p);
 	/* The UDP checksum covers the ICRC, and the ICRC masks the checksum. */
-	if (f->ipv6 && f->udp6_csum)
+	if (f->ipv6 && f->udp6_csum) {
+		struct rte_udp_hdr *udp = (void *)(d + p->l4_off);
+
 		udp->dgram_cksum = rte_ipv6_udptcp_cksum(
 			(const struct rte_ipv6_hdr *)(d + p->l3_off), udp);
+	}
 	return 0;
+}
+
+void
+mwp_answer_tmpl_make(struct mwp_answer_tmpl *t, const struct mwp_flow *f)
+{
+	struct mwp_pkt p = { 0 };
+
+	memset(t, 0, sizeof(*t));
+	t->usable = !(f->ipv6 && f->udp6_csum);
+	t->sport = f->sport;
+	t->l4_off = (uint8_t)write_l2_l3(t->hdr, f, &p, 0);
+	t->l3_off = (uint8_t)p.l3_off;
+	t->flags = p.flags;
+	t->tos = p.tos;
+	t->vlan_tci = p.vlan_tci;
+	t->len = (uint8_t)(t->l4_off + sizeof(struct rte_udp_hdr));
+	if (!(p.flags & MWP_PKT_IPV6)) {
+		struct rte_ipv4_hdr *ip = (void *)(t->hdr + t->l3_off);
+
+		/* the header's sum without its length and checksum: each
+		 * answer adds its length */
+		ip->total_length = 0;
+		ip->hdr_checksum = 0;
+		t->ip_sum = __rte_raw_cksum(ip, sizeof(*ip), 0);
+	}
+}
+
+int
+mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
+		 const struct mwp_hdrs *h, const void *payload, uint32_t len,
+		 struct mwp_pkt *p)
+{
+	const struct roce_opcode_info *op = &roce_opcode[h->opcode];
+	const uint8_t pad = (uint8_t)(-len & 3);
+	const uint32_t udp_len = sizeof(struct rte_udp_hdr) + op->hdr_len + len + pad +
+				 ROCE_ICRC_BYTES;
+	const uint32_t frame = t->l4_off + udp_len;
+	const uint32_t copy = RTE_ALIGN_CEIL((uint32_t)t->len, 16u);
+	uint8_t *d;
+
+	RTE_BUILD_BUG_ON(sizeof(t->hdr) % 16 != 0);
+	if (unlikely(op->mask == 0 || m->data_len != 0 ||
+		     (len != 0 && !(op->mask & ROCE_M_PAYLOAD))))
+		return -EINVAL;
+	/* the headers go in as whole 16-byte blocks: room for those too */
+	if (unlikely(frame > UINT16_MAX || RTE_MAX(frame, copy) > rte_pktmbuf_tailroom(m)))
+		return -ENOSPC;
+	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame);
+	for (unsigned int i = 0; i < copy; i += 16)
+		rte_mov16(d + i, t->hdr + i);
+	if (t->flags & MWP_PKT_IPV6) {
+		struct rte_ipv6_hdr *ip = (void *)(d + t->l3_off);
+
+		ip->payload_len = rte_cpu_to_be_16((uint16_t)udp_len);
+	} else {
+		struct rte_ipv4_hdr *ip = (void *)(d + t->l3_off);
+		const rte_be16_t tot = rte_cpu_to_be_16((uint16_t)(sizeof(*ip) + udp_len));
+
+		ip->total_length = tot;
+		ip->hdr_checksum = (uint16_t)~__rte_raw_cksum_reduce(t->ip_sum + tot);
+	}
+	p->flags = t->flags;
+	p->l3_off = t->l3_off;
+	p->tos = t->tos;
+	p->vlan_tci = t->vlan_tci;
+	write_l4_up(d, t->l4_off, op, h, t->sport, udp_len, payload, len, pad, p);
+	return 1;
 }
 
 int

@@ -120,6 +120,41 @@ int mwp_build_deferred(struct rte_mbuf *m, const struct mwp_flow *f,
 		       const struct mwp_hdrs *h, const void *payload,
 		       uint32_t len, struct mwp_pkt *p);
 
+/**
+ * A flow's Ethernet, VLAN, IP and UDP headers, made once: answers to the
+ * same peer differ in these only by their lengths (and the IPv4
+ * checksum), so mwp_build_answer copies them instead of laying them out.
+ */
+struct mwp_answer_tmpl {
+	uint8_t hdr[80];	/**< the headers, then zeros (copied whole) */
+	uint8_t len;		/**< header bytes in hdr */
+	uint8_t l3_off;		/**< IP header */
+	uint8_t l4_off;		/**< UDP header */
+	uint8_t flags;		/**< MWP_PKT_VLAN, MWP_PKT_IPV6 */
+	uint8_t tos;		/**< as the parsed view gives it */
+	bool usable;		/**< false: the flow needs mwp_build_deferred
+				 *  (IPv6 with a UDP checksum) */
+	uint16_t vlan_tci;	/**< if MWP_PKT_VLAN */
+	uint16_t sport;		/**< UDP source port */
+	uint32_t ip_sum;	/**< IPv4: the header's raw sum without its
+				 *  length and checksum */
+};
+
+/** Make the template of a flow's answers. */
+void mwp_answer_tmpl_make(struct mwp_answer_tmpl *t, const struct mwp_flow *f);
+
+/**
+ * As mwp_build_deferred, from a flow's template (t->usable): the same
+ * bytes, with the headers copied in 16-byte blocks (the mbuf needs room
+ * for the last block even if the frame ends before it).
+ *
+ * @return
+ *   1 (the ICRC is left to do), or -EINVAL / -ENOSPC as mwp_build.
+ */
+int mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
+		     const struct mwp_hdrs *h, const void *payload, uint32_t len,
+		     struct mwp_pkt *p);
+
 /** The headers of an RC ACKNOWLEDGE (ACK, RNR NAK or NAK, by syndrome). */
 static inline void
 mwp_hdrs_ack(struct mwp_hdrs *h, uint32_t dqpn, uint32_t psn, uint8_t syndrome,

@@ -89,13 +89,15 @@ tx_slot(struct mwp_resp_ctx *c)
 	return m;
 }
 
-/* Build an answer into m (from tx_slot) and queue it; its ICRC waits for
- * mwp_resp_finish. */
+/* Build an answer to the QP's peer into m (from tx_slot) and queue it;
+ * its ICRC waits for mwp_resp_finish. */
 static void
-emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_flow *f,
+emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
      const struct mwp_hdrs *h, const void *data, uint32_t len)
 {
-	int ret = mwp_build_deferred(m, f, h, data, len, &c->txp[c->nb_tx]);
+	int ret = likely(r->tmpl.usable) ?
+		  mwp_build_answer(m, &r->tmpl, h, data, len, &c->txp[c->nb_tx]) :
+		  mwp_build_deferred(m, &r->flow, h, data, len, &c->txp[c->nb_tx]);
 
 	if (unlikely(ret < 0)) {
 		rte_pktmbuf_free(m);
@@ -137,7 +139,7 @@ send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 	if (m == NULL)
 		return;
 	mwp_hdrs_ack(&h, qp->dest_qpn, psn, syn, qp->resp.msn);
-	emit(c, m, &qp->resp.flow, &h, NULL, 0);
+	emit(c, m, &qp->resp, &h, NULL, 0);
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
 		qp->resp.st.acks++;
 		c->st->acks++;
@@ -266,7 +268,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		if (m == NULL)
 			return;
 		mwp_hdrs_read_resp(&h, op, qp->dest_qpn, rd->psn, ACK_SYNDROME, r->msn);
-		emit(c, m, &r->flow, &h, src, seg);
+		emit(c, m, r, &h, src, seg);
 		r->st.read_resps++;
 		rd->va += seg;
 		rd->left -= seg;
@@ -383,7 +385,7 @@ atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t 
 	if (m == NULL)
 		return;
 	mwp_hdrs_atomic_ack(&h, qp->dest_qpn, psn, qp->resp.msn, orig);
-	emit(c, m, &qp->resp.flow, &h, NULL, 0);
+	emit(c, m, &qp->resp, &h, NULL, 0);
 }
 
 static void
@@ -744,7 +746,15 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	/* Answers go where this QP's requests come from: mirrored once per
 	 * QP per burst (UC sends none). */
 	if (rc && r->flow_gen != c->gen) {
-		mirror_flow(&r->flow, m, p);
+		struct mwp_flow f;
+
+		/* the answers' headers are made again only when the peer's
+		 * addresses or port change (mirror_flow zeroes the padding) */
+		mirror_flow(&f, m, p);
+		if (unlikely(memcmp(&f, &r->flow, sizeof(f)) != 0 || !r->tmpl.len)) {
+			r->flow = f;
+			mwp_answer_tmpl_make(&r->tmpl, &r->flow);
+		}
 		r->flow_gen = c->gen;
 	}
 
