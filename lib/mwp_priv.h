@@ -185,6 +185,11 @@ struct mwp_rd {
 	uint32_t psn;		/* PSN of the next response */
 	uint8_t first;		/* the next response is the first */
 	uint8_t nak_on_fail;	/* a re-validation failure NAKs (not for dups) */
+	/* the host address the request's own access check gave, and the
+	 * burst it was made in: a first response sent in that burst needs
+	 * no second lookup (every later one looks the key up again) */
+	const uint8_t *checked_src;
+	uint64_t checked_gen;
 };
 
 /* Per-QP responder counters, written by the owning lcore only. */

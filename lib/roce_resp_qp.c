@@ -246,7 +246,12 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		struct mwp_hdrs h;
 		struct rte_mbuf *m;
 
-		if (seg != 0) {
+		if (seg != 0 && rd->first && rd->checked_gen == c->gen && c->gen != 0 &&
+		    c->nb_revoked == 0) {
+			/* the request's own check, in this very burst, with no
+			 * key revoked since */
+			src = (uint8_t *)(uintptr_t)rd->checked_src;
+		} else if (seg != 0) {
 			struct mwp_access_req q = {
 				.rkey = rd->rkey, .access = IBV_ACCESS_REMOTE_READ,
 				.va = rd->va, .len = seg, .pd = qp->ibqp.pd->handle,
@@ -295,7 +300,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 
 static bool
 queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
-	   uint32_t psn, bool nak_on_fail)
+	   uint32_t psn, bool nak_on_fail, const uint8_t *src, uint64_t gen)
 {
 	struct mwp_resp *r = &qp->resp;
 	struct mwp_rd *rd;
@@ -309,6 +314,8 @@ queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	rd->psn = psn;
 	rd->first = 1;
 	rd->nak_on_fail = nak_on_fail;
+	rd->checked_src = src;
+	rd->checked_gen = gen;
 	r->rd_count++;
 	return true;
 }
@@ -452,7 +459,7 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 		allowed(b);
 	/* more READs outstanding than the QP allows: invalid request */
 	if (r->rd_count >= RTE_MAX(qp->max_dest_rd_atomic, 1) ||
-	    !queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true)) {
+	    !queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true, host, c->gen)) {
 		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		return;
 	}
@@ -671,7 +678,8 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		/* re-read memory under a fresh key check */
 		if (mwp_access_decide(b, &q, &host) == MWP_DENY_NONE) {
 			mwp_resp_flush_ack(c, qp);
-			queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false);
+			queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false,
+				   host, c->gen);
 			mwp_resp_read_pump(c, qp);
 		} else {
 			drop(c, MWP_DROP_DUPLICATE);
