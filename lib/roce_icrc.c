@@ -189,7 +189,7 @@ mwp_icrc_set_check(struct mwp_icrc_set *s, enum mwp_drop *why)
 		return 0;
 	mwp_crc32_mb(s->lane, crc, s->n);
 	for (uint16_t j = 0; j < s->n; j++)
-		if (unlikely(~crc[j] != load_le32(s->trailer[j]))) {
+		if (unlikely(~crc[j] != load_le32(mwp_icrc_set_trailer(s, j)))) {
 			why[s->idx[j]] = MWP_DROP_BAD_ICRC;
 			bad++;
 		}
@@ -252,7 +252,7 @@ mwp_icrc_fill_burst(struct rte_mbuf *const *m, const struct mwp_pkt *p, uint16_t
 		for (uint16_t j = 0; j < set.n; j++) {
 			const uint32_t v = rte_cpu_to_le_32(~crc[j]);
 
-			memcpy(set.trailer[j], &v, sizeof(v));
+			memcpy(mwp_icrc_set_trailer(&set, j), &v, sizeof(v));
 		}
 		set.n = 0;
 	}

@@ -26,16 +26,24 @@
 
 /* Masks for [IPv6][front padding] and whether the CPU has what
  * mwp_crc32_mb needs; both set when the library loads. */
-extern struct mwp_crc_mask mwp_icrc_masks[2][16];
-extern bool mwp_icrc_mb_ok;
+extern struct mwp_crc_mask mwp_icrc_masks[2][16] __attribute__((visibility("hidden")));
+extern bool mwp_icrc_mb_ok __attribute__((visibility("hidden")));
 
+/* A frame's ICRC trailer is where its lane ends: the lane covers pad + 4
+ * bytes before the IP header, then everything up to the ICRC. */
 struct mwp_icrc_set {
 	uint16_t n;
 	uint16_t cap;		/* MWP_ICRC_SET_MAX, or 0 without the CPU's help */
 	uint16_t idx[MWP_ICRC_SET_MAX];		/* the frame's place in its burst */
-	uint8_t *trailer[MWP_ICRC_SET_MAX];	/* its ICRC */
 	struct mwp_crc_lane lane[MWP_ICRC_SET_MAX];
 };
+
+/* Where lane j's frame carries its ICRC. */
+static inline uint8_t *
+mwp_icrc_set_trailer(const struct mwp_icrc_set *s, uint16_t j)
+{
+	return (uint8_t *)(uintptr_t)(s->lane[j].base + 16u * s->lane[j].nblocks);
+}
 
 static inline void
 mwp_icrc_set_init(struct mwp_icrc_set *s)
@@ -72,7 +80,6 @@ mwp_icrc_set_add(struct mwp_icrc_set *s, struct rte_mbuf *m, const struct mwp_pk
 	l->base = d + p->l3_off - pad - 4;
 	l->mask = &mwp_icrc_masks[p->flags & MWP_PKT_IPV6][pad];
 	l->nblocks = (uint16_t)((pad + 4 + all) / 16);
-	s->trailer[s->n] = d + p->icrc_off;
 	s->idx[s->n++] = i;
 	return true;
 }
