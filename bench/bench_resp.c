@@ -11,12 +11,12 @@
  * table is exercised at its size.
  *
  * Workloads: 64-byte RDMA WRITE ONLY, 8-byte RDMA READ, FETCH_ADD (RC),
- * and 64-byte WRITEs of which 10% name unknown keys on a UC QP (on RC a
- * denial NAKs 0x62 and stops the responder, so the rest of the burst would
- * be dropped cheaply; on UC the denied packet is dropped and the others
- * are executed).
- * Before each burst, 32 fresh mbufs from the mempool get a copy of the
- * template frames (what a NIC's rx does; not timed), and the QP's expected
+ * and 64-byte WRITEs of which exactly one in ten names an unknown key, on
+ * a UC QP (on RC a denial NAKs 0x62 and stops the responder, so the rest
+ * of the burst would be dropped cheaply; on UC the denied packet is
+ * dropped and the others are executed).
+ * Before each burst, 32 fresh mbufs from the mempool get a copy of one of
+ * five template bursts (what a NIC's rx does; not timed), and the QP's expected
  * PSN is reset, so every pass does the full work and none is taken for a
  * duplicate.  Timed with the TSC around mwp_resp_burst and the freeing of
  * its answers: the pipeline function alone, request mbufs returned to the
@@ -117,8 +117,13 @@ free_setup(struct setup *s)
 	free(s->buf);
 }
 
+/* Bursts of templates a run cycles through: 160 frames, so that the
+ * denied mix is exactly one frame in ten. */
+#define NTMPL 5
+
+/* Burst t of the templates of workload w. */
 static void
-make_burst(struct setup *s, enum workload w, struct rte_mbuf **pk)
+make_burst(struct setup *s, enum workload w, unsigned int t, struct rte_mbuf **pk)
 {
 	struct mwp_flow f = { .sport = 49152 };
 	static uint8_t payload[64];
@@ -145,7 +150,8 @@ make_burst(struct setup *s, enum workload w, struct rte_mbuf **pk)
 			h.opcode = ROCE_OP_UC_RDMA_WRITE_ONLY;
 			h.dqpn = s->uc->qp_num;
 			h.reth.va = va;
-			h.reth.rkey = rand() % 10 == 0 ? 0x7f000001 : key;	/* unknown */
+			/* every tenth frame of the templates names an unknown key */
+			h.reth.rkey = (t * BURST + (unsigned int)i) % 10 == 9 ? 0x7f000001 : key;
 			h.reth.dmalen = len = 64;
 			break;
 		case READ8:
@@ -192,12 +198,13 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied)
 {
 	struct mwp_qp *uc = to_mqp(s->uc);
 	const uint32_t bursts = quick ? 2000 : 200000;
-	struct rte_mbuf *tmpl[BURST], *pk[BURST], *tx[64];
+	struct rte_mbuf *tmpl[NTMPL][BURST], *pk[BURST], *tx[64];
 	struct mwp_stats st = { 0 };
 	struct mwp_qp *qp = to_mqp(s->qp);
 	double r[RUNS];
 
-	make_burst(s, w, tmpl);
+	for (unsigned int t = 0; t < NTMPL; t++)
+		make_burst(s, w, t, tmpl[t]);
 	for (int k = 0; k < RUNS; k++) {
 		uint64_t cycles = 0;
 
@@ -205,7 +212,7 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied)
 			uint64_t t0;
 			uint16_t n;
 
-			refill(s, tmpl, pk);
+			refill(s, tmpl[b % NTMPL], pk);
 			qp->resp.epsn = 0;
 			uc->resp.epsn = 0;
 			/* timed: the pipeline function, and freeing its answers
@@ -221,7 +228,8 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied)
 	*denied = 0;
 	for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
 		*denied += st.denied[d];
-	rte_pktmbuf_free_bulk(tmpl, BURST);
+	for (unsigned int t = 0; t < NTMPL; t++)
+		rte_pktmbuf_free_bulk(tmpl[t], BURST);
 	return median(r, RUNS);
 }
 
@@ -242,7 +250,7 @@ stages(struct setup *s)
 	struct mwp_stats st = { 0 };
 	double r[4][RUNS];
 
-	make_burst(s, WRITE64, tmpl);
+	make_burst(s, WRITE64, 0, tmpl);
 	for (int i = 0; i < BURST; i++) {
 		mwp_parse(tmpl[i], &p[i]);
 		rkeys[i] = reth_rkey(mwp_pkt_eh(tmpl[i], &p[i], ROCE_EH_RETH));
