@@ -165,7 +165,9 @@ write_l4_up(uint8_t *d, uint16_t l4, const struct roce_opcode_info *op,
 	p->payload_off = p->bth_off + op->hdr_len;
 	if (len != 0)
 		rte_memcpy(d + p->payload_off, payload, len);
-	memset(d + p->payload_off + len, 0, pad);
+	/* the pad (0-3 bytes): four zero bytes, the rest of which the ICRC
+	 * after it overwrites */
+	memset(d + p->payload_off + len, 0, ROCE_ICRC_BYTES);
 
 	p->opcode = h->opcode;
 	p->mask = op->mask;
