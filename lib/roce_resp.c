@@ -141,8 +141,8 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 		if (likely(e == MWP_DROP_NONE))
 			e = check_dest(&port->conf, m, &p[i]);
 		/* a frame the set cannot take is checked alone, after the
-		 * loop (no call in here: the set's count stays in a
-		 * register) */
+		 * loop: keeping that call out of it lets the set's count
+		 * stay in a register */
 		if (likely(e == MWP_DROP_NONE) &&
 		    unlikely(!mwp_icrc_set_add(&ics, m, &p[i], i)))
 			alone[nb_alone++] = i;
