@@ -231,6 +231,12 @@ mwp_answer_tmpl_make(struct mwp_answer_tmpl *t, const struct mwp_flow *f)
 	t->tos = p.tos;
 	t->vlan_tci = p.vlan_tci;
 	t->len = (uint8_t)(t->l4_off + sizeof(struct rte_udp_hdr));
+	{
+		struct rte_udp_hdr *udp = (void *)(t->hdr + t->l4_off);
+
+		udp->src_port = rte_cpu_to_be_16(f->sport);
+		udp->dst_port = rte_cpu_to_be_16(ROCE_UDP_PORT);
+	}
 	if (!(p.flags & MWP_PKT_IPV6)) {
 		struct rte_ipv4_hdr *ip = (void *)(t->hdr + t->l3_off);
 
@@ -242,22 +248,38 @@ mwp_answer_tmpl_make(struct mwp_answer_tmpl *t, const struct mwp_flow *f)
 	}
 }
 
+void
+mwp_answer_hdrs(struct mwp_hdrs *h, const struct mwp_answer *a)
+{
+	*h = (struct mwp_hdrs){
+		.opcode = a->opcode, .dqpn = a->dqpn, .psn = a->psn,
+		.aeth = { .syndrome = a->syndrome, .msn = a->msn },
+		.atmack_orig = a->orig,
+	};
+}
+
 int
 mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
-		 const struct mwp_hdrs *h, const void *payload, uint32_t len,
+		 const struct mwp_answer *a, const void *payload, uint32_t len,
 		 struct mwp_pkt *p)
 {
-	const struct roce_opcode_info *op = &roce_opcode[h->opcode];
+	const struct roce_opcode_info *op = &roce_opcode[a->opcode];
 	const uint8_t pad = (uint8_t)(-len & 3);
 	const uint32_t udp_len = sizeof(struct rte_udp_hdr) + op->hdr_len + len + pad +
 				 ROCE_ICRC_BYTES;
 	const uint32_t frame = t->l4_off + udp_len;
 	const uint32_t copy = RTE_ALIGN_CEIL((uint32_t)t->len, 16u);
+	const uint32_t bth = t->l4_off + sizeof(struct rte_udp_hdr);
+	const uint32_t payload_off = bth + op->hdr_len;
+	struct rte_udp_hdr *udp;
 	uint8_t *d;
 
 	RTE_BUILD_BUG_ON(sizeof(t->hdr) % 16 != 0);
-	if (unlikely(op->mask == 0 || m->data_len != 0 ||
-		     (len != 0 && !(op->mask & ROCE_M_PAYLOAD))))
+	/* an answer's opcode: no extension header but AETH and AtomicAckETH */
+	if (unlikely(!(op->mask & ROCE_M_RESP) ||
+		     (op->mask & (ROCE_M_DETH | ROCE_M_RETH | ROCE_M_ATMETH |
+				  ROCE_M_IMMDT | ROCE_M_IETH | ROCE_M_CNP)) ||
+		     m->data_len != 0 || (len != 0 && !(op->mask & ROCE_M_PAYLOAD))))
 		return -EINVAL;
 	/* the headers go in as whole 16-byte blocks: room for those too */
 	if (unlikely(frame > UINT16_MAX || RTE_MAX(frame, copy) > rte_pktmbuf_tailroom(m)))
@@ -276,11 +298,41 @@ mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
 		ip->total_length = tot;
 		ip->hdr_checksum = (uint16_t)~__rte_raw_cksum_reduce(t->ip_sum + tot);
 	}
-	p->flags = t->flags;
+	/* UDP ports and checksum come with the template */
+	udp = (void *)(d + t->l4_off);
+	udp->dgram_len = rte_cpu_to_be_16((uint16_t)udp_len);
+	/* BTH as write_bth makes it for an answer: no SE, MIG, FECN, BECN
+	 * or AckReq, the default P_Key */
+	put_be32(d + bth, (uint32_t)a->opcode << 24 |
+			  (uint32_t)pad << (16 + ROCE_BTH_PAD_SHIFT) | 0xffff);
+	put_be32(d + bth + 4, a->dqpn & 0xffffff);
+	put_be32(d + bth + 8, a->psn & 0xffffff);
+	if (op->mask & ROCE_M_AETH)
+		put_be32(d + bth + op->off[ROCE_EH_AETH],
+			 (uint32_t)a->syndrome << 24 | (a->msn & 0xffffff));
+	if (op->mask & ROCE_M_ATMACK) {
+		const rte_be64_t orig = rte_cpu_to_be_64(a->orig);
+
+		memcpy(d + bth + op->off[ROCE_EH_ATMACK], &orig, sizeof(orig));
+	}
+	if (len != 0)
+		rte_memcpy(d + payload_off, payload, len);
+	memset(d + payload_off + len, 0, ROCE_ICRC_BYTES);	/* pad; ICRC follows */
+
+	p->mask = op->mask;
+	p->qpn = a->dqpn & 0xffffff;
+	p->psn = a->psn & 0xffffff;
 	p->l3_off = t->l3_off;
-	p->tos = t->tos;
+	p->l4_off = t->l4_off;
+	p->bth_off = (uint16_t)bth;
+	p->payload_off = (uint16_t)payload_off;
+	p->payload_len = (uint16_t)len;
+	p->icrc_off = (uint16_t)(payload_off + len + pad);
 	p->vlan_tci = t->vlan_tci;
-	write_l4_up(d, t->l4_off, op, h, t->sport, udp_len, payload, len, pad, p);
+	p->opcode = a->opcode;
+	p->pad = pad;
+	p->flags = t->flags | MWP_PKT_BTH;
+	p->tos = t->tos;
 	return 1;
 }
 

@@ -143,16 +143,32 @@ struct mwp_answer_tmpl {
 /** Make the template of a flow's answers. */
 void mwp_answer_tmpl_make(struct mwp_answer_tmpl *t, const struct mwp_flow *f);
 
+/** What a responder's answer carries besides its flow: an ACKNOWLEDGE,
+ *  an ATOMIC ACKNOWLEDGE or an RDMA READ response. */
+struct mwp_answer {
+	uint8_t opcode;		/**< one of those */
+	uint8_t syndrome;	/**< AETH syndrome */
+	uint32_t dqpn;		/**< destination QP */
+	uint32_t psn;		/**< PSN */
+	uint32_t msn;		/**< AETH MSN */
+	uint64_t orig;		/**< AtomicAckETH: the original value */
+};
+
+/** The mwp_hdrs of an answer (for mwp_build_deferred). */
+void mwp_answer_hdrs(struct mwp_hdrs *h, const struct mwp_answer *a);
+
 /**
- * As mwp_build_deferred, from a flow's template (t->usable): the same
- * bytes, with the headers copied in 16-byte blocks (the mbuf needs room
- * for the last block even if the frame ends before it).
+ * Build an answer from its flow's template (t->usable): the bytes
+ * mwp_build_deferred makes from mwp_answer_hdrs, with the headers copied
+ * in 16-byte blocks (the mbuf needs room for the last block even if the
+ * frame ends before it) and the transport headers written directly.
  *
  * @return
- *   1 (the ICRC is left to do), or -EINVAL / -ENOSPC as mwp_build.
+ *   1 (the ICRC is left to do); -EINVAL for an opcode that is not an
+ *   answer's, or as mwp_build.
  */
 int mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
-		     const struct mwp_hdrs *h, const void *payload, uint32_t len,
+		     const struct mwp_answer *a, const void *payload, uint32_t len,
 		     struct mwp_pkt *p);
 
 /** The headers of an RC ACKNOWLEDGE (ACK, RNR NAK or NAK, by syndrome). */

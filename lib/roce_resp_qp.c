@@ -93,11 +93,18 @@ tx_slot(struct mwp_resp_ctx *c)
  * its ICRC waits for mwp_resp_finish. */
 static void
 emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
-     const struct mwp_hdrs *h, const void *data, uint32_t len)
+     const struct mwp_answer *a, const void *data, uint32_t len)
 {
-	int ret = likely(r->tmpl.usable) ?
-		  mwp_build_answer(m, &r->tmpl, h, data, len, &c->txp[c->nb_tx]) :
-		  mwp_build_deferred(m, &r->flow, h, data, len, &c->txp[c->nb_tx]);
+	int ret;
+
+	if (likely(r->tmpl.usable)) {
+		ret = mwp_build_answer(m, &r->tmpl, a, data, len, &c->txp[c->nb_tx]);
+	} else {
+		struct mwp_hdrs h;
+
+		mwp_answer_hdrs(&h, a);
+		ret = mwp_build_deferred(m, &r->flow, &h, data, len, &c->txp[c->nb_tx]);
+	}
 
 	if (unlikely(ret < 0)) {
 		rte_pktmbuf_free(m);
@@ -134,12 +141,14 @@ static void
 send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 {
 	struct rte_mbuf *m = tx_slot(c);
-	struct mwp_hdrs h;
+	const struct mwp_answer a = {
+		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .syndrome = syn,
+		.dqpn = qp->dest_qpn, .psn = psn, .msn = qp->resp.msn,
+	};
 
 	if (m == NULL)
 		return;
-	mwp_hdrs_ack(&h, qp->dest_qpn, psn, syn, qp->resp.msn);
-	emit(c, m, &qp->resp, &h, NULL, 0);
+	emit(c, m, &qp->resp, &a, NULL, 0);
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
 		qp->resp.st.acks++;
 		c->st->acks++;
@@ -243,7 +252,6 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				(last ? ROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
 				 ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
 		uint8_t *src = NULL;
-		struct mwp_hdrs h;
 		struct rte_mbuf *m;
 
 		if (seg != 0 && rd->first && rd->checked_gen == c->gen && c->gen != 0 &&
@@ -272,8 +280,9 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		m = tx_slot(c);
 		if (m == NULL)
 			return;
-		mwp_hdrs_read_resp(&h, op, qp->dest_qpn, rd->psn, ACK_SYNDROME, r->msn);
-		emit(c, m, r, &h, src, seg);
+		emit(c, m, r, &(const struct mwp_answer){
+			.opcode = op, .syndrome = ACK_SYNDROME, .dqpn = qp->dest_qpn,
+			.psn = rd->psn, .msn = r->msn }, src, seg);
 		r->st.read_resps++;
 		rd->va += seg;
 		rd->left -= seg;
@@ -384,15 +393,16 @@ copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 static void
 atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t orig)
 {
-	struct mwp_hdrs h;
 	struct rte_mbuf *m;
 
 	mwp_resp_flush_ack(c, qp);
 	m = tx_slot(c);
 	if (m == NULL)
 		return;
-	mwp_hdrs_atomic_ack(&h, qp->dest_qpn, psn, qp->resp.msn, orig);
-	emit(c, m, &qp->resp, &h, NULL, 0);
+	emit(c, m, &qp->resp, &(const struct mwp_answer){
+		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, .syndrome = ACK_SYNDROME,
+		.dqpn = qp->dest_qpn, .psn = psn, .msn = qp->resp.msn, .orig = orig },
+	     NULL, 0);
 }
 
 static void
