@@ -20,6 +20,30 @@ put_be32(void *at, uint32_t v)
 	memcpy(at, &w, sizeof(w));
 }
 
+static inline void
+put_be64(void *at, uint64_t v)
+{
+	const rte_be64_t w = rte_cpu_to_be_64(v);
+
+	memcpy(at, &w, sizeof(w));
+}
+
+/* The BTH as three big-endian words (one store each, on every frame). */
+static __rte_always_inline void
+put_bth(uint8_t *b, uint8_t opcode, uint8_t flags, uint16_t pkey, uint8_t fecn_becn,
+	uint32_t dqpn, uint8_t ackreq, uint32_t psn)
+{
+	put_be32(b, (uint32_t)opcode << 24 | (uint32_t)flags << 16 | pkey);
+	put_be32(b + 4, (uint32_t)fecn_becn << 24 | (dqpn & 0xffffff));
+	put_be32(b + 8, (uint32_t)ackreq << 24 | (psn & 0xffffff));
+}
+
+static inline void
+put_aeth(uint8_t *at, uint8_t syndrome, uint32_t msn)
+{
+	put_be32(at, (uint32_t)syndrome << 24 | (msn & 0xffffff));
+}
+
 /* Write each extension header the opcode carries at its table offset. */
 static void
 write_ehs(uint8_t *bth, const struct roce_opcode_info *op,
@@ -50,13 +74,9 @@ write_ehs(uint8_t *bth, const struct roce_opcode_info *op,
 		a->compare = rte_cpu_to_be_64(h->atmeth.compare);
 	}
 	if (op->mask & ROCE_M_AETH)
-		put_be32(bth + off[ROCE_EH_AETH],
-			 (uint32_t)h->aeth.syndrome << 24 | (h->aeth.msn & 0xffffff));
-	if (op->mask & ROCE_M_ATMACK) {
-		struct roce_atmack *a = (void *)(bth + off[ROCE_EH_ATMACK]);
-
-		a->orig = rte_cpu_to_be_64(h->atmack_orig);
-	}
+		put_aeth(bth + off[ROCE_EH_AETH], h->aeth.syndrome, h->aeth.msn);
+	if (op->mask & ROCE_M_ATMACK)
+		put_be64(bth + off[ROCE_EH_ATMACK], h->atmack_orig);
 	if (op->mask & ROCE_M_IMMDT) {
 		struct roce_immdt *i = (void *)(bth + off[ROCE_EH_IMMDT]);
 
@@ -71,19 +91,15 @@ write_ehs(uint8_t *bth, const struct roce_opcode_info *op,
 		memset(bth + off[ROCE_EH_CNP], 0, sizeof(struct roce_cnp));
 }
 
-/* The BTH as three big-endian words (one store each, on every answer). */
 static void
-write_bth(struct roce_bth *b, const struct mwp_hdrs *h, uint8_t pad)
+write_bth(uint8_t *b, const struct mwp_hdrs *h, uint8_t pad)
 {
-	const uint8_t flags = (h->se ? ROCE_BTH_SE : 0) | (h->mig ? ROCE_BTH_MIG : 0) |
-			      (uint8_t)(pad << ROCE_BTH_PAD_SHIFT);
-	const uint8_t fb = (h->fecn ? ROCE_BTH_FECN : 0) | (h->becn ? ROCE_BTH_BECN : 0);
-
-	put_be32(b, (uint32_t)h->opcode << 24 | (uint32_t)flags << 16 |
-		    (h->pkey != 0 ? h->pkey : 0xffff));
-	put_be32((uint8_t *)b + 4, (uint32_t)fb << 24 | (h->dqpn & 0xffffff));
-	put_be32((uint8_t *)b + 8, (uint32_t)(h->ackreq ? ROCE_BTH_ACKREQ : 0) << 24 |
-				   (h->psn & 0xffffff));
+	put_bth(b, h->opcode,
+		(h->se ? ROCE_BTH_SE : 0) | (h->mig ? ROCE_BTH_MIG : 0) |
+		(uint8_t)(pad << ROCE_BTH_PAD_SHIFT),
+		h->pkey != 0 ? h->pkey : 0xffff,
+		(h->fecn ? ROCE_BTH_FECN : 0) | (h->becn ? ROCE_BTH_BECN : 0),
+		h->dqpn, h->ackreq ? ROCE_BTH_ACKREQ : 0, h->psn);
 }
 
 /* Ethernet (+VLAN) and IP headers; returns the UDP offset. */
@@ -144,6 +160,32 @@ write_l2_l3(uint8_t *d, const struct mwp_flow *f, struct mwp_pkt *p,
 	return off;
 }
 
+/* After the headers up to the BTH's extension headers: the payload, the
+ * pad, and the parsed view from the BTH on (both builders). */
+static __rte_always_inline void
+write_payload(uint8_t *d, uint16_t bth, const struct roce_opcode_info *op,
+	      uint8_t opcode, uint32_t dqpn, uint32_t psn, const void *payload,
+	      uint32_t len, uint8_t pad, struct mwp_pkt *p)
+{
+	const uint16_t off = bth + op->hdr_len;
+
+	if (len != 0)
+		rte_memcpy(d + off, payload, len);
+	/* the pad (0-3 bytes): four zero bytes, the rest of which the ICRC
+	 * after it overwrites */
+	memset(d + off + len, 0, ROCE_ICRC_BYTES);
+
+	p->bth_off = bth;
+	p->payload_off = off;
+	p->opcode = opcode;
+	p->mask = op->mask;
+	p->qpn = dqpn & 0xffffff;
+	p->psn = psn & 0xffffff;
+	p->pad = pad;
+	p->payload_len = (uint16_t)len;
+	p->icrc_off = (uint16_t)(off + len + pad);
+}
+
 /* UDP (lengths already known), BTH, extension headers, payload and pad
  * after the L2/L3 headers; fills *p from l4 on. */
 static void
@@ -152,30 +194,16 @@ write_l4_up(uint8_t *d, uint16_t l4, const struct roce_opcode_info *op,
 	    const void *payload, uint32_t len, uint8_t pad, struct mwp_pkt *p)
 {
 	struct rte_udp_hdr *udp = (void *)(d + l4);
+	const uint16_t bth = l4 + sizeof(*udp);
 
 	udp->src_port = rte_cpu_to_be_16(sport);
 	udp->dst_port = rte_cpu_to_be_16(ROCE_UDP_PORT);
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)udp_len);
 	udp->dgram_cksum = 0;
-
+	write_bth(d + bth, h, pad);
+	write_ehs(d + bth, op, h);
+	write_payload(d, bth, op, h->opcode, h->dqpn, h->psn, payload, len, pad, p);
 	p->l4_off = l4;
-	p->bth_off = l4 + sizeof(*udp);
-	write_bth((void *)(d + p->bth_off), h, pad);
-	write_ehs(d + p->bth_off, op, h);
-	p->payload_off = p->bth_off + op->hdr_len;
-	if (len != 0)
-		rte_memcpy(d + p->payload_off, payload, len);
-	/* the pad (0-3 bytes): four zero bytes, the rest of which the ICRC
-	 * after it overwrites */
-	memset(d + p->payload_off + len, 0, ROCE_ICRC_BYTES);
-
-	p->opcode = h->opcode;
-	p->mask = op->mask;
-	p->qpn = h->dqpn & 0xffffff;
-	p->psn = h->psn & 0xffffff;
-	p->pad = pad;
-	p->payload_len = (uint16_t)len;
-	p->icrc_off = p->payload_off + len + pad;
 	p->flags |= MWP_PKT_BTH;
 }
 
@@ -270,7 +298,6 @@ mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
 	const uint32_t frame = t->l4_off + udp_len;
 	const uint32_t copy = RTE_ALIGN_CEIL((uint32_t)t->len, 16u);
 	const uint32_t bth = t->l4_off + sizeof(struct rte_udp_hdr);
-	const uint32_t payload_off = bth + op->hdr_len;
 	struct rte_udp_hdr *udp;
 	uint8_t *d;
 
@@ -301,36 +328,19 @@ mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
 	/* UDP ports and checksum come with the template */
 	udp = (void *)(d + t->l4_off);
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)udp_len);
-	/* BTH as write_bth makes it for an answer: no SE, MIG, FECN, BECN
-	 * or AckReq, the default P_Key */
-	put_be32(d + bth, (uint32_t)a->opcode << 24 |
-			  (uint32_t)pad << (16 + ROCE_BTH_PAD_SHIFT) | 0xffff);
-	put_be32(d + bth + 4, a->dqpn & 0xffffff);
-	put_be32(d + bth + 8, a->psn & 0xffffff);
+	/* an answer's BTH: no SE, MIG, FECN, BECN or AckReq, the default
+	 * P_Key (what mwp_answer_hdrs gives write_bth) */
+	put_bth(d + bth, a->opcode, (uint8_t)(pad << ROCE_BTH_PAD_SHIFT), 0xffff, 0,
+		a->dqpn, 0, a->psn);
 	if (op->mask & ROCE_M_AETH)
-		put_be32(d + bth + op->off[ROCE_EH_AETH],
-			 (uint32_t)a->syndrome << 24 | (a->msn & 0xffffff));
-	if (op->mask & ROCE_M_ATMACK) {
-		const rte_be64_t orig = rte_cpu_to_be_64(a->orig);
-
-		memcpy(d + bth + op->off[ROCE_EH_ATMACK], &orig, sizeof(orig));
-	}
-	if (len != 0)
-		rte_memcpy(d + payload_off, payload, len);
-	memset(d + payload_off + len, 0, ROCE_ICRC_BYTES);	/* pad; ICRC follows */
-
-	p->mask = op->mask;
-	p->qpn = a->dqpn & 0xffffff;
-	p->psn = a->psn & 0xffffff;
+		put_aeth(d + bth + op->off[ROCE_EH_AETH], a->syndrome, a->msn);
+	if (op->mask & ROCE_M_ATMACK)
+		put_be64(d + bth + op->off[ROCE_EH_ATMACK], a->orig);
+	write_payload(d, (uint16_t)bth, op, a->opcode, a->dqpn, a->psn, payload, len,
+		      pad, p);
 	p->l3_off = t->l3_off;
 	p->l4_off = t->l4_off;
-	p->bth_off = (uint16_t)bth;
-	p->payload_off = (uint16_t)payload_off;
-	p->payload_len = (uint16_t)len;
-	p->icrc_off = (uint16_t)(payload_off + len + pad);
 	p->vlan_tci = t->vlan_tci;
-	p->opcode = a->opcode;
-	p->pad = pad;
 	p->flags = t->flags | MWP_PKT_BTH;
 	p->tos = t->tos;
 	return 1;
@@ -357,9 +367,13 @@ int
 mwp_build_ack(struct rte_mbuf *m, const struct mwp_flow *f, uint32_t dqpn,
 	      uint32_t psn, uint8_t syndrome, uint32_t msn)
 {
+	const struct mwp_answer a = {
+		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .syndrome = syndrome,
+		.dqpn = dqpn, .psn = psn, .msn = msn,
+	};
 	struct mwp_hdrs h;
 
-	mwp_hdrs_ack(&h, dqpn, psn, syndrome, msn);
+	mwp_answer_hdrs(&h, &a);
 	return mwp_build(m, f, &h, NULL, 0, NULL);
 }
 
@@ -369,12 +383,16 @@ mwp_build_read_resp(struct rte_mbuf *m, const struct mwp_flow *f,
 		    uint8_t syndrome, uint32_t msn, const void *data,
 		    uint32_t len)
 {
+	const struct mwp_answer a = {
+		.opcode = opcode, .syndrome = syndrome, .dqpn = dqpn, .psn = psn,
+		.msn = msn,
+	};
 	struct mwp_hdrs h;
 
 	if (!(roce_opcode[opcode].mask & ROCE_M_READ) ||
 	    !(roce_opcode[opcode].mask & ROCE_M_RESP))
 		return -EINVAL;
-	mwp_hdrs_read_resp(&h, opcode, dqpn, psn, syndrome, msn);
+	mwp_answer_hdrs(&h, &a);
 	return mwp_build(m, f, &h, data, len, NULL);
 }
 
@@ -382,8 +400,14 @@ int
 mwp_build_atomic_ack(struct rte_mbuf *m, const struct mwp_flow *f,
 		     uint32_t dqpn, uint32_t psn, uint32_t msn, uint64_t orig)
 {
+	/* its AETH has no end-to-end credit count, as every ACK */
+	const struct mwp_answer a = {
+		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+		.syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+		.dqpn = dqpn, .psn = psn, .msn = msn, .orig = orig,
+	};
 	struct mwp_hdrs h;
 
-	mwp_hdrs_atomic_ack(&h, dqpn, psn, msn, orig);
+	mwp_answer_hdrs(&h, &a);
 	return mwp_build(m, f, &h, NULL, 0, NULL);
 }

@@ -171,42 +171,6 @@ int mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
 		     const struct mwp_answer *a, const void *payload, uint32_t len,
 		     struct mwp_pkt *p);
 
-/** The headers of an RC ACKNOWLEDGE (ACK, RNR NAK or NAK, by syndrome). */
-static inline void
-mwp_hdrs_ack(struct mwp_hdrs *h, uint32_t dqpn, uint32_t psn, uint8_t syndrome,
-	     uint32_t msn)
-{
-	*h = (struct mwp_hdrs){
-		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
-		.aeth = { .syndrome = syndrome, .msn = msn },
-	};
-}
-
-/** The headers of an RDMA READ response packet (opcode: FIRST ... ONLY). */
-static inline void
-mwp_hdrs_read_resp(struct mwp_hdrs *h, uint8_t opcode, uint32_t dqpn, uint32_t psn,
-		   uint8_t syndrome, uint32_t msn)
-{
-	*h = (struct mwp_hdrs){
-		.opcode = opcode, .dqpn = dqpn, .psn = psn,
-		.aeth = { .syndrome = syndrome, .msn = msn },
-	};
-}
-
-/** The headers of an ATOMIC ACKNOWLEDGE carrying the original value; its
- *  AETH has no end-to-end credit count, as every ACK. */
-static inline void
-mwp_hdrs_atomic_ack(struct mwp_hdrs *h, uint32_t dqpn, uint32_t psn, uint32_t msn,
-		    uint64_t orig)
-{
-	*h = (struct mwp_hdrs){
-		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, .dqpn = dqpn, .psn = psn,
-		.aeth = { .syndrome = ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
-			  .msn = msn },
-		.atmack_orig = orig,
-	};
-}
-
 /**
  * Build an RC ACKNOWLEDGE (ACK, RNR NAK or NAK, by syndrome).
  *
