@@ -6,7 +6,7 @@
 # `apt-get update` once, only when something must be installed.
 #
 #   ./install-deps.sh          build, run and test
-#   ./install-deps.sh --bench  also what bench/ needs (dpdk-testpmd)
+#   ./install-deps.sh --bench  also what bench/ needs (dpdk-testpmd, valgrind)
 set -euo pipefail
 
 pkgs=(
@@ -21,6 +21,7 @@ pkgs=(
 )
 if [[ ${1:-} == --bench ]]; then
 	pkgs+=(dpdk)     # dpdk-testpmd, the baseline of bench/
+	pkgs+=(valgrind) # callgrind, for bench/instr_count.sh
 fi
 
 missing=()
