@@ -197,14 +197,15 @@ load_masked2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_
 
 /* Eight lanes of the same length and mask (the usual burst: frames of one
  * shape): only the blocks that have something to mask are masked, with
- * one load of each mask block for all lanes. */
+ * one load of each mask block for all lanes (none without a mask). */
 static TARGET256 void
 crc_eight_alike(const struct mwp_crc_lane *l, uint32_t *crc)
 {
 	const __m256i k = _mm256_broadcastsi128_si256(
 		_mm_load_si128((const __m128i *)k3k4));
 	const struct mwp_crc_mask *mk = l[0].mask;
-	const uint16_t nb = l[0].nblocks, nm = RTE_MIN(nb, (uint16_t)mk->nblocks);
+	const uint16_t nb = l[0].nblocks;
+	const uint16_t nm = mk != NULL ? RTE_MIN(nb, (uint16_t)mk->nblocks) : 0;
 	__m256i y0, y1, y2, y3;
 	uint16_t j;
 
@@ -250,13 +251,13 @@ crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
 	const __m128i k1 = _mm_load_si128((const __m128i *)k3k4);
 	__m256i y0, y1, y2, y3;
 	uint16_t common = l[0].nblocks, j;
-	bool same = true;
+	bool alike = true;
 
 	for (int i = 1; i < 8; i++) {
-		same &= l[i].nblocks == common && l[i].mask == l[0].mask;
+		alike &= l[i].nblocks == common && l[i].mask == l[0].mask;
 		common = RTE_MIN(common, l[i].nblocks);
 	}
-	if (likely(same && l[0].mask != NULL)) {
+	if (likely(alike)) {
 		/* the usual burst: frames of one shape, one mask for all */
 		crc_eight_alike(l, crc);
 		return;
@@ -277,13 +278,7 @@ crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
 		y2 = fold16x2(y2, k, load_raw2(&l[4], &l[5], j));
 		y3 = fold16x2(y3, k, load_raw2(&l[6], &l[7], j));
 	}
-	if (same) {
-		reduce2(y0, &crc[0], &crc[1]);
-		reduce2(y1, &crc[2], &crc[3]);
-		reduce2(y2, &crc[4], &crc[5]);
-		reduce2(y3, &crc[6], &crc[7]);
-		return;
-	}
+	/* the longer lanes finish alone */
 	{
 		const __m256i y[4] = { y0, y1, y2, y3 };
 
