@@ -216,8 +216,7 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	const uint32_t seg_len = rte_pktmbuf_data_len(m);
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 	const struct roce_opcode_info *op;
-	uint32_t tot, udp_len, icrc_off, payload_off, pad;
-	uint8_t bflags;
+	uint32_t tot, udp_len, icrc_off, payload_off, pad, end, bflags;
 
 	if (unlikely(seg_len < HDRS))
 		return false;
@@ -232,13 +231,20 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	if (L3 + tot > pkt_len || udp_len + sizeof(struct rte_ipv4_hdr) != tot ||
 	    udp_len < sizeof(struct rte_udp_hdr) + sizeof(struct roce_bth) + ROCE_ICRC_BYTES)
 		return false;
+	/* the payload ends before the pad, which ends before the ICRC (at
+	 * least 54 bytes into the frame, so neither subtraction wraps); the
+	 * end is computed while the flags are in a register: GCC spilled
+	 * them as a byte and reloaded a word, which store forwarding cannot
+	 * serve */
 	bflags = d[BTH + 1];
-	op = &roce_opcode[d[BTH]];
 	icrc_off = L4 + udp_len - ROCE_ICRC_BYTES;
-	payload_off = BTH + op->hdr_len;
 	pad = (bflags & ROCE_BTH_PAD_MASK) >> ROCE_BTH_PAD_SHIFT;
-	if ((bflags & ROCE_BTH_TVER_MASK) != 0 || op->mask == 0 ||
-	    payload_off > icrc_off || payload_off > seg_len || pad > icrc_off - payload_off)
+	end = icrc_off - pad;
+	if ((bflags & ROCE_BTH_TVER_MASK) != 0)
+		return false;
+	op = &roce_opcode[d[BTH]];
+	payload_off = BTH + op->hdr_len;
+	if (op->mask == 0 || payload_off > end || payload_off > seg_len)
 		return false;
 	p->mask = op->mask;
 	p->qpn = bth_dqpn((const struct roce_bth *)(d + BTH));
@@ -247,7 +253,7 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	p->l4_off = L4;
 	p->bth_off = BTH;
 	p->payload_off = (uint16_t)payload_off;
-	p->payload_len = (uint16_t)(icrc_off - payload_off - pad);
+	p->payload_len = (uint16_t)(end - payload_off);
 	p->icrc_off = (uint16_t)icrc_off;
 	p->opcode = d[BTH];
 	p->pad = (uint8_t)pad;
