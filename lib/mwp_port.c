@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -34,6 +35,15 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 		return NULL;
 	}
 	port->conf = *conf;
+	if (!rte_is_zero_ether_addr(&conf->mac)) {
+		uint8_t mask[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0 };
+		uint8_t mac[8] = { 0 };
+
+		memcpy(mac, &conf->mac, RTE_ETHER_ADDR_LEN);
+		memcpy(&port->dest_mac, mac, sizeof(mac));
+		memcpy(&port->dest_mac_mask, mask, sizeof(mask));
+	}
+	port->dest_any_ip = !conf->has_ipv4 && !conf->has_ipv6;
 	port->index = index;
 	{
 		static uint32_t seq;

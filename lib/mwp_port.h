@@ -47,6 +47,10 @@ struct mwp_port_qp_slot {
 /** A port. */
 struct mwp_port {
 	struct mwp_port_conf conf;	/**< addresses */
+	/** conf's MAC as the first eight bytes of a frame read it, and the
+	 *  mask of its six (0: any MAC); set by mwp_port_create */
+	uint64_t dest_mac, dest_mac_mask;
+	bool dest_any_ip;		/**< conf has no IP address: accept any */
 	uint16_t index;			/**< the port's number in the config */
 	struct rte_mempool *mp;		/**< where response mbufs come from */
 	struct ibv_context *ctx;	/**< device of the attached QPs */

@@ -13,17 +13,20 @@
 #include "roce_resp_qp.h"
 
 /* A RoCE NIC answers only what is addressed to it.  A port with no IP
- * address configured accepts any destination (replays of foreign traffic). */
+ * address configured accepts any destination (replays of foreign traffic).
+ * A parsed frame has its headers in its first segment, so its first eight
+ * bytes can be read as one. */
 static inline enum mwp_drop
-check_dest(const struct mwp_port_conf *c, const struct rte_mbuf *m,
+check_dest(const struct mwp_port *port, const struct rte_mbuf *m,
 	   const struct mwp_pkt *p)
 {
-	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const void *);
+	const struct mwp_port_conf *c = &port->conf;
+	uint64_t dst;
 
-	if (!rte_is_zero_ether_addr(&c->mac) &&
-	    !rte_is_same_ether_addr(&eth->dst_addr, &c->mac))
+	memcpy(&dst, rte_pktmbuf_mtod(m, const void *), sizeof(dst));
+	if (((dst ^ port->dest_mac) & port->dest_mac_mask) != 0)
 		return MWP_DROP_NOT_FOR_US;
-	if (!c->has_ipv4 && !c->has_ipv6)
+	if (port->dest_any_ip)
 		return MWP_DROP_NONE;
 	if (p->flags & MWP_PKT_IPV6) {
 		const struct rte_ipv6_hdr *ip6 =
@@ -139,7 +142,7 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 		rq[i].b = NULL;
 		e = mwp_parse_inline(m, &p[i]);
 		if (likely(e == MWP_DROP_NONE))
-			e = check_dest(&port->conf, m, &p[i]);
+			e = check_dest(port, m, &p[i]);
 		/* a frame the set cannot take is checked alone, after the
 		 * loop: keeping that call out of it lets the set's count
 		 * stay in a register */

@@ -177,6 +177,28 @@ Test(resp, port_without_addresses_accepts_any_destination)
 	mwp_port_free(any);
 }
 
+/* The destination MAC is read with the first two bytes of the source MAC
+ * (one eight-byte load): all six of its bytes count, and only those. */
+static unsigned int flip_at;
+static void flip_byte(uint8_t *d, struct mwp_pkt *p) { (void)p; d[flip_at] ^= 0x40; }
+
+Test(resp, every_destination_mac_byte_counts_and_no_source_byte)
+{
+	for (flip_at = 0; flip_at < 12; flip_at++) {
+		struct mwp_stats st = { 0 };
+		struct rte_mbuf *pk[2], *tx[2];
+
+		pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, flip_byte);
+		pk[1] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, true, flip_byte);
+		mwp_resp_burst(port, pk, 2, tx, 2, &st);
+		if (flip_at < RTE_ETHER_ADDR_LEN)
+			cr_expect_eq(st.drop[MWP_DROP_NOT_FOR_US], 2, "dst byte %u", flip_at);
+		else
+			cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 2,
+				     "src byte %u must not matter", flip_at);
+	}
+}
+
 Test(resp, port_rejects_a_bad_path_mtu)
 {
 	struct mwp_port_conf c = { .mtu = 1500 };
