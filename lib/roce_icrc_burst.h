@@ -53,35 +53,45 @@ mwp_icrc_set_init(struct mwp_icrc_set *s)
 }
 
 /*
- * Add frame i of a burst, parsed as p, if the multi-buffer CRC can take
- * it: in one segment (any length), and with the pad + 4 bytes before its
- * IP header there to be read in place.  Those come out as zeros (making
- * the whole a multiple of 16 bytes; leading zeros do not count) and
- * ff ff ff ff (the 8 x 0xff pseudo-LRH with the CRC's initial ~0 folded
- * into its first half); IP .. pad follow with the fields rocev2-wire.md
- * leaves out forced to ones by the mask.  No byte is copied.
+ * Add frame i of a burst (its first byte at d, its IP header at l3_off,
+ * its ICRC at icrc_off) if the multi-buffer CRC can take it: in one
+ * segment (any length), and with the pad + 4 bytes before its IP header
+ * there to be read in place.  Those come out as zeros (making the whole a
+ * multiple of 16 bytes; leading zeros do not count) and ff ff ff ff (the
+ * 8 x 0xff pseudo-LRH with the CRC's initial ~0 folded into its first
+ * half); IP .. pad follow with the fields rocev2-wire.md leaves out forced
+ * to ones by the mask.  No byte is copied.  A caller that knows the
+ * layout passes constants, which the compiler folds.
  *
  * Returns false if the frame is not taken (the caller computes its ICRC
  * alone) or the set is full.
  */
 static __rte_always_inline bool
-mwp_icrc_set_add(struct mwp_icrc_set *s, struct rte_mbuf *m, const struct mwp_pkt *p,
-		 uint16_t i)
+mwp_icrc_set_add_at(struct mwp_icrc_set *s, const struct rte_mbuf *m, const uint8_t *d,
+		    uint32_t l3_off, uint32_t icrc_off, bool ipv6, uint16_t i)
 {
-	const uint32_t all = (uint32_t)p->icrc_off - p->l3_off;
+	const uint32_t all = icrc_off - l3_off;
 	const uint32_t pad = -(4 + all) & 15;
 	struct mwp_crc_lane *l = &s->lane[s->n];
-	uint8_t *d = rte_pktmbuf_mtod(m, uint8_t *);
 
 	if (unlikely(s->n == s->cap ||
-		     p->icrc_off + 4u > rte_pktmbuf_data_len(m) ||
-		     rte_pktmbuf_headroom(m) + p->l3_off < pad + 4))
+		     icrc_off + 4u > rte_pktmbuf_data_len(m) ||
+		     rte_pktmbuf_headroom(m) + l3_off < pad + 4))
 		return false;
-	l->base = d + p->l3_off - pad - 4;
-	l->mask = &mwp_icrc_masks[p->flags & MWP_PKT_IPV6][pad];
+	l->base = d + l3_off - pad - 4;
+	l->mask = &mwp_icrc_masks[ipv6][pad];
 	l->nblocks = (uint16_t)((pad + 4 + all) / 16);
 	s->idx[s->n++] = i;
 	return true;
+}
+
+/* The same for a frame parsed as p. */
+static __rte_always_inline bool
+mwp_icrc_set_add(struct mwp_icrc_set *s, const struct rte_mbuf *m, const struct mwp_pkt *p,
+		 uint16_t i)
+{
+	return mwp_icrc_set_add_at(s, m, rte_pktmbuf_mtod(m, const uint8_t *), p->l3_off,
+				   p->icrc_off, (p->flags & MWP_PKT_IPV6) != 0, i);
 }
 
 /*

@@ -195,21 +195,27 @@ mwp_parse_load16(const uint8_t *at)
 	return v;
 }
 
+/* Where the fast path finds an accepted frame's headers. */
+#define MWP_PARSE_FAST_L3 RTE_ETHER_HDR_LEN
+#define MWP_PARSE_FAST_BTH (MWP_PARSE_FAST_L3 + sizeof(struct rte_ipv4_hdr) + \
+			    sizeof(struct rte_udp_hdr))
+
 /*
  * The common frame -- untagged IPv4 without options, UDP 4791, a known
  * opcode, headers in the first segment -- checked with fewer and wider
- * loads.  Returns true only for a frame the generic parser accepts, having
- * filled *p exactly as it would; on false *p is untouched and the generic
- * parser decides (and names the reason).  test_parse and the fuzz target
- * hold the two to the same answers.
+ * loads.  Returns its opcode's entry (non-NULL) only for a frame the
+ * generic parser accepts, having filled *p exactly as it would (IP at
+ * MWP_PARSE_FAST_L3, the BTH at MWP_PARSE_FAST_BTH); on NULL *p is
+ * untouched and the generic parser decides (and names the reason).
+ * test_parse and the fuzz target hold the two to the same answers.
  */
-static __rte_always_inline bool
+static __rte_always_inline const struct roce_opcode_info *
 mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 {
 	enum {
-		L3 = RTE_ETHER_HDR_LEN,
+		L3 = MWP_PARSE_FAST_L3,
 		L4 = L3 + sizeof(struct rte_ipv4_hdr),
-		BTH = L4 + sizeof(struct rte_udp_hdr),
+		BTH = MWP_PARSE_FAST_BTH,
 		HDRS = BTH + sizeof(struct roce_bth),
 	};
 	const uint32_t pkt_len = rte_pktmbuf_pkt_len(m);
@@ -219,18 +225,18 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	uint32_t tot, udp_len, icrc_off, payload_off, pad, end, bflags;
 
 	if (unlikely(seg_len < HDRS))
-		return false;
+		return NULL;
 	if (mwp_parse_load16(d + 12) != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
 	    d[L3] != 0x45 || d[L3 + 9] != IPPROTO_UDP ||
 	    (mwp_parse_load16(d + L3 + 6) &
 	     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
 	    mwp_parse_load16(d + L4 + 2) != rte_cpu_to_be_16(ROCE_UDP_PORT))
-		return false;
+		return NULL;
 	tot = rte_be_to_cpu_16(mwp_parse_load16(d + L3 + 2));
 	udp_len = rte_be_to_cpu_16(mwp_parse_load16(d + L4 + 4));
 	if (L3 + tot > pkt_len || udp_len + sizeof(struct rte_ipv4_hdr) != tot ||
 	    udp_len < sizeof(struct rte_udp_hdr) + sizeof(struct roce_bth) + ROCE_ICRC_BYTES)
-		return false;
+		return NULL;
 	/* the payload ends before the pad, which ends before the ICRC (at
 	 * least 54 bytes into the frame, so neither subtraction wraps); the
 	 * end is computed while the flags are in a register: GCC spilled
@@ -241,11 +247,11 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	pad = (bflags & ROCE_BTH_PAD_MASK) >> ROCE_BTH_PAD_SHIFT;
 	end = icrc_off - pad;
 	if ((bflags & ROCE_BTH_TVER_MASK) != 0)
-		return false;
+		return NULL;
 	op = &roce_opcode[d[BTH]];
 	payload_off = BTH + op->hdr_len;
 	if (op->mask == 0 || payload_off > end || payload_off > seg_len)
-		return false;
+		return NULL;
 	p->mask = op->mask;
 	p->qpn = bth_dqpn((const struct roce_bth *)(d + BTH));
 	p->psn = bth_psn((const struct roce_bth *)(d + BTH));
@@ -259,7 +265,7 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	p->pad = (uint8_t)pad;
 	p->flags = MWP_PKT_BTH;
 	p->tos = d[L3 + 1];
-	return true;
+	return op;
 }
 
 /* mwp_parse, inline: the responder's burst loop and mwp_parse_burst call
@@ -267,7 +273,7 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 static __rte_always_inline enum mwp_drop
 mwp_parse_inline(const struct rte_mbuf *m, struct mwp_pkt *p)
 {
-	if (likely(mwp_parse_fast(m, p)))
+	if (likely(mwp_parse_fast(m, p) != NULL))
 		return MWP_DROP_NONE;
 	return mwp_parse_generic(m, p);
 }

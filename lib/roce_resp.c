@@ -14,29 +14,26 @@
 
 /* A RoCE NIC answers only what is addressed to it.  A port with no IP
  * address configured accepts any destination (replays of foreign traffic).
- * A parsed frame has its headers in its first segment, so its first eight
- * bytes can be read as one. */
-static inline enum mwp_drop
-check_dest(const struct mwp_port *port, const struct rte_mbuf *m,
-	   const struct mwp_pkt *p)
+ * A parsed frame (first byte at d, IP header at l3_off) has its headers in
+ * its first segment, so its first eight bytes can be read as one. */
+static __rte_always_inline enum mwp_drop
+check_dest(const struct mwp_port *port, const uint8_t *d, uint32_t l3_off, bool ipv6)
 {
 	const struct mwp_port_conf *c = &port->conf;
 	uint64_t dst;
 
-	memcpy(&dst, rte_pktmbuf_mtod(m, const void *), sizeof(dst));
+	memcpy(&dst, d, sizeof(dst));
 	if (((dst ^ port->dest_mac) & port->dest_mac_mask) != 0)
 		return MWP_DROP_NOT_FOR_US;
 	if (port->dest_any_ip)
 		return MWP_DROP_NONE;
-	if (p->flags & MWP_PKT_IPV6) {
-		const struct rte_ipv6_hdr *ip6 =
-			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
+	if (ipv6) {
+		const struct rte_ipv6_hdr *ip6 = (const struct rte_ipv6_hdr *)(d + l3_off);
 
 		if (!c->has_ipv6 || memcmp(ip6->dst_addr, c->ipv6, 16) != 0)
 			return MWP_DROP_NOT_FOR_US;
 	} else {
-		const struct rte_ipv4_hdr *ip4 =
-			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
+		const struct rte_ipv4_hdr *ip4 = (const struct rte_ipv4_hdr *)(d + l3_off);
 
 		if (!c->has_ipv4 || ip4->dst_addr != c->ipv4)
 			return MWP_DROP_NOT_FOR_US;
@@ -45,28 +42,55 @@ check_dest(const struct mwp_port *port, const struct rte_mbuf *m,
 }
 
 /* The R_Key, address and length a request names in its RETH or
- * AtomicETH, if any. */
-static inline bool
-request_rkey(const struct rte_mbuf *m, const struct mwp_pkt *p,
+ * AtomicETH, if any (bth: its BTH; op: its opcode's entry). */
+static __rte_always_inline bool
+request_rkey(const uint8_t *bth, const struct roce_opcode_info *op,
 	     struct mwp_resp_req *q)
 {
-	const struct roce_reth *reth = mwp_pkt_eh(m, p, ROCE_EH_RETH);
-	const struct roce_atmeth *atm;
+	if ((op->mask & (1u << ROCE_EH_RETH)) && (op->mask & ROCE_M_REQ)) {
+		const struct roce_reth *reth =
+			(const struct roce_reth *)(bth + op->off[ROCE_EH_RETH]);
 
-	if (reth != NULL && (p->mask & ROCE_M_REQ)) {
 		q->rkey = reth_rkey(reth);
 		q->va = reth_va(reth);
 		q->len = reth_dmalen(reth);
 		return true;
 	}
-	atm = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
-	if (atm != NULL) {
+	if (op->mask & (1u << ROCE_EH_ATMETH)) {
+		const struct roce_atmeth *atm =
+			(const struct roce_atmeth *)(bth + op->off[ROCE_EH_ATMETH]);
+
 		q->rkey = atmeth_rkey(atm);
 		q->va = atmeth_va(atm);
 		q->len = sizeof(uint64_t);
 		return true;
 	}
 	return false;
+}
+
+/*
+ * The rest of the first pass for a parsed frame (op: its opcode's entry;
+ * its IP header at l3_off, its BTH at bth_off): its L2/L3 destination,
+ * its ICRC lane (*alone: the set cannot take it), its QP and the R_Key it
+ * names.  Whether the QP exists and whether the frame is a CNP count only
+ * for frames whose ICRC is good, so those verdicts wait (mwp_resp_run).
+ * Inlined after each parser; after the fast one the layout arguments are
+ * constants.
+ */
+static __rte_always_inline enum mwp_drop
+admit(struct mwp_port *port, const struct rte_mbuf *m, const struct mwp_pkt *p,
+      const struct roce_opcode_info *op, uint32_t l3_off, uint32_t bth_off, bool ipv6,
+      struct mwp_icrc_set *ics, uint16_t i, struct mwp_resp_req *q, bool *alone)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	enum mwp_drop e = check_dest(port, d, l3_off, ipv6);
+
+	if (unlikely(e != MWP_DROP_NONE))
+		return e;
+	*alone = !mwp_icrc_set_add_at(ics, m, d, l3_off, p->icrc_off, ipv6, i);
+	q->qp = mwp_port_qp(port, p->qpn);
+	q->has_key = request_rkey(d + bth_off, op, q);
+	return MWP_DROP_NONE;
 }
 
 /* Start loading the memory a request will touch, once its key is known
@@ -133,30 +157,36 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	mwp_icrc_set_init(&ics);
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		const struct roce_opcode_info *op;
 		enum mwp_drop e;
+		bool alone_crc = false;
 
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		bytes += rte_pktmbuf_pkt_len(m);
 		rq[i].has_key = false;
 		rq[i].b = NULL;
-		e = mwp_parse_inline(m, &p[i]);
-		if (likely(e == MWP_DROP_NONE))
-			e = check_dest(port, m, &p[i]);
+		op = mwp_parse_fast(m, &p[i]);
+		if (likely(op != NULL)) {
+			e = admit(port, m, &p[i], op, MWP_PARSE_FAST_L3, MWP_PARSE_FAST_BTH,
+				  false, &ics, i, &rq[i], &alone_crc);
+		} else {
+			/* called, not inlined: rare, and inlined it left the
+			 * fast path short of registers */
+			e = mwp_parse(m, &p[i]);
+			if (e == MWP_DROP_NONE)
+				e = admit(port, m, &p[i], &roce_opcode[p[i].opcode], p[i].l3_off,
+					  p[i].bth_off, (p[i].flags & MWP_PKT_IPV6) != 0,
+					  &ics, i, &rq[i], &alone_crc);
+		}
+		why[i] = e;
 		/* a frame the set cannot take is checked alone, after the
 		 * loop: keeping that call out of it lets the set's count
 		 * stay in a register */
-		if (likely(e == MWP_DROP_NONE) &&
-		    unlikely(!mwp_icrc_set_add(&ics, m, &p[i], i)))
+		if (unlikely(alone_crc))
 			alone[nb_alone++] = i;
-		why[i] = e;
-		if (unlikely(e != MWP_DROP_NONE))
-			continue;
-		rq[i].qp = mwp_port_qp(port, p[i].qpn);
-		if (request_rkey(m, &p[i], &rq[i])) {
-			rq[i].has_key = true;
+		if (rq[i].has_key)
 			rkeys[nb_keys++] = rq[i].rkey;
-		}
 	}
 	st->rx_pkts += n;
 	st->rx_bytes += bytes;
