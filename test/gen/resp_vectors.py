@@ -416,6 +416,32 @@ def row_cases():
         [ack(0, 0), nak(1, 0x62)], mem, "ERR", [], [], [("dead", MW_RKEY)],
         ["split 1 %d" % MW_RKEY])
 
+    # a WRITE whose FIRST and LAST come in two bursts (a LOCAL_INV of an
+    # unrelated window between them): the LAST continues under the
+    # message's key, still live
+    mem = pattern()
+    first, last = bytes([0xc1]) * MTU, bytes([0xc2]) * 200
+    off = MW_VA - MR_IOVA
+    mem[off:off + MTU + 200] = first + last
+    c["rc_write_continues_across_bursts"] = (
+        [write(0x06, 0, MW_VA, MW_RKEY, first, dmalen=MTU + 200),
+         write(0x08, 1, 0, 0, last, ackreq=True)],
+        [ack(0, 0), ack(1, 1)], mem, "RTS", [], [],
+        [("live", MW_RKEY), ("dead", RO_RKEY)], ["split 1 %d" % RO_RKEY])
+
+    # between a WRITE's FIRST and LAST, a duplicate FIRST (an old PSN)
+    # that names the read-only window: it is acknowledged, not executed,
+    # and the LAST continues under its own message's key -- under the
+    # duplicate's it would be refused
+    mem = pattern()
+    first, last = bytes([0xd1]) * MTU, bytes([0xd2]) * 100
+    mem[off:off + MTU + 100] = first + last
+    c["rc_write_continues_past_a_duplicate_first"] = (
+        [write(0x06, 0, MW_VA, MW_RKEY, first, dmalen=MTU + 100),
+         write(0x06, 0, MR_IOVA, RO_RKEY, bytes([0xee]) * MTU, dmalen=MTU + 100),
+         write(0x08, 1, 0, 0, last, ackreq=True)],
+        [ack(1, 1)], mem, "RTS", [], [], [("live", MW_RKEY)], [])
+
     # the QP moved to ERR (ibv_modify_qp) while a SEND is half placed:
     # the receive it holds is flushed
     mem = pattern()

@@ -380,6 +380,8 @@ TestSuite(responder, .timeout = 60);
 	RC(rc_send_with_inv_window_of_another_qp) \
 	RC(rc_send_with_inv_type1_window) \
 	RC(rc_write_invalidated_between_packets) \
+	RC(rc_write_continues_across_bursts) \
+	RC(rc_write_continues_past_a_duplicate_first) \
 	RC(rc_read_invalidated_between_responses) \
 	UC(uc_send_only)
 
