@@ -17,9 +17,10 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # bench_resp --quick: 2000 bursts of 32, 5 runs
 reqs=$((2000 * 32 * 5))
-names=("64 B WRITE ONLY" "8 B READ" "FETCH_ADD" "WRITE, 10% denied keys")
+names=("64 B WRITE ONLY" "8 B READ" "FETCH_ADD" "WRITE, 10% denied keys"
+       "5 KB WRITE, 1 KB packets")
 printf '%-26s %14s\n' "workload (1K keys)" "instr/request"
-for w in 0 1 2 3; do
+for w in 0 1 2 3 4; do
 	valgrind --tool=callgrind --callgrind-out-file="$out/cg.$w" \
 		"$build/bench/bench_resp" --quick --workload "$w" >/dev/null 2>&1
 	n=$(callgrind_annotate --inclusive=yes "$out/cg.$w" 2>/dev/null |
