@@ -111,6 +111,15 @@ def cases():
                                       ackreq=True, **V6)],
                                [ack(0, 1, v6=True)], mem, "RTS")
 
+    # the same through the window on VLAN 5 (the generic parser's path:
+    # IP at 18, the RETH after a BTH at 46); the answer keeps the tag
+    mem = pattern()
+    mem[MW_VA - MR_IOVA + 0x20:MW_VA - MR_IOVA + 0x20 + 64] = data
+    c["rc_write_only_vlan"] = (
+        [write(0x0a, 0, MW_VA + 0x20, MW_RKEY, data, ackreq=True, vlan=5)],
+        [roce.frame(0x11, PEER_QPN, 0, eh={"aeth": {"syndrome": ACK_SYN, "msn": 1}},
+                    vlan=5, **ANSWER)], mem, "RTS")
+
     # FIRST/MIDDLE/LAST through the window: one coalesced ACK for PSN 2
     mem = pattern()
     parts = [bytes([0xa1]) * MTU, bytes([0xb2]) * MTU, bytes([0xc3]) * 500]

@@ -335,6 +335,7 @@ TestSuite(responder, .timeout = 60);
 #define RESP_CASES(RC, UC) \
 	RC(rc_write_only) \
 	RC(rc_write_only_ipv6) \
+	RC(rc_write_only_vlan) \
 	RC(rc_write_multi_window) \
 	RC(rc_read_multi) \
 	RC(rc_fetch_add) \
