@@ -126,7 +126,6 @@ ctx_init(struct mwp_resp_ctx *c, struct mwp_port *port, struct mwp_stats *st,
 	c->gen = 0;
 	c->dropped = 0;
 	c->nb_revoked = 0;
-	c->cur = NULL;
 }
 
 uint16_t

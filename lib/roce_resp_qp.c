@@ -447,11 +447,11 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 
 static void
 exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
-	  const struct mwp_binding *b)
+	  const struct mwp_resp_req *rq, const struct mwp_binding *b)
 {
 	struct mwp_access_req q = {
-		.rkey = c->cur->rkey, .access = IBV_ACCESS_REMOTE_READ,
-		.va = c->cur->va, .len = c->cur->len, .pd = qp->ibqp.pd->handle,
+		.rkey = rq->rkey, .access = IBV_ACCESS_REMOTE_READ,
+		.va = rq->va, .len = rq->len, .pd = qp->ibqp.pd->handle,
 		.qpn = qp->ibqp.qp_num,
 	};
 	const uint32_t mtu = mtu_bytes(qp);
@@ -482,7 +482,8 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 
 static void
 exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
-	   const struct mwp_pkt *p, const struct mwp_binding *b)
+	   const struct mwp_pkt *p, const struct mwp_resp_req *rq,
+	   const struct mwp_binding *b)
 {
 	struct mwp_resp *r = &qp->resp;
 	const bool first = p->mask & ROCE_M_START, last = p->mask & ROCE_M_END;
@@ -500,9 +501,9 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		return;
 	}
 	if (first) {
-		q.rkey = c->cur->rkey;
-		q.va = c->cur->va;
-		q.len = c->cur->len;
+		q.rkey = rq->rkey;
+		q.va = rq->va;
+		q.len = rq->len;
 	} else {
 		/* every packet re-checks the key, with the VA and the
 		 * remaining length carried from the first */
@@ -727,11 +728,12 @@ still_valid(const struct mwp_resp_ctx *c, const struct mwp_binding *b)
 }
 
 /* Returns true if the packet was accepted (executed or answered), false if
- * it was counted in st->drop. */
+ * it was counted in st->drop.  rq: what the first pass found for it. */
 static inline bool
 resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
-	    const struct mwp_pkt *p, const struct mwp_binding *b)
+	    const struct mwp_pkt *p, const struct mwp_resp_req *rq)
 {
+	const struct mwp_binding *b = rq->b;
 	struct mwp_resp *r = &qp->resp;
 	const bool rc = qp->ibqp.qp_type == IBV_QPT_RC;
 	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
@@ -829,9 +831,9 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	}
 
 	if (p->mask & ROCE_M_WRITE) {
-		exec_write(c, qp, m, p, b);
+		exec_write(c, qp, m, p, rq, b);
 	} else if (p->mask & ROCE_M_READ) {
-		exec_read(c, qp, p, b);
+		exec_read(c, qp, p, rq, b);
 	} else if (p->mask & ROCE_M_ATOMIC) {
 		exec_atomic(c, qp, m, p, b);
 	} else {
@@ -861,9 +863,8 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			st->drop[e]++;
 			continue;
 		}
-		c->cur = &rq[i];
 		/* accepted: acted on (executed or answered), not dropped */
-		accepted += resp_packet(c, rq[i].qp, pkts[i], &p[i], rq[i].b);
+		accepted += resp_packet(c, rq[i].qp, pkts[i], &p[i], &rq[i]);
 	}
 	st->accepted += accepted;
 }

@@ -48,7 +48,6 @@ struct mwp_resp_ctx {
 	uint16_t nb_revoked;
 	uint32_t revoked[8];
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
-	const struct mwp_resp_req *cur;	/* the frame being handled */
 };
 
 /*
