@@ -153,6 +153,26 @@ extern const uint8_t roce_eh_len[ROCE_EH__MAX];
  */
 const char *roce_eh_name(enum roce_eh eh);
 
+/**
+ * Locate an extension header after a BTH.
+ *
+ * @param bth
+ *   The BTH of a packet with this opcode.
+ * @param op
+ *   The opcode's entry in roce_opcode.
+ * @param eh
+ *   The header.
+ * @return
+ *   A pointer to it, or NULL if the opcode has no such header.
+ */
+static inline const uint8_t *
+roce_op_eh(const uint8_t *bth, const struct roce_opcode_info *op, enum roce_eh eh)
+{
+	if (!(op->mask & (1u << eh)))
+		return NULL;
+	return bth + op->off[eh];
+}
+
 /** Transport of an opcode. */
 static inline enum roce_transport
 roce_opcode_transport(uint8_t opcode)

@@ -115,10 +115,8 @@ uint16_t mwp_parse_burst(struct rte_mbuf *const *pkts, uint16_t n,
 static inline void *
 mwp_pkt_eh(const struct rte_mbuf *m, const struct mwp_pkt *p, enum roce_eh eh)
 {
-	if (!(p->mask & (1u << eh)))
-		return NULL;
-	return rte_pktmbuf_mtod_offset(m, uint8_t *,
-				       p->bth_off + roce_opcode[p->opcode].off[eh]);
+	return (void *)(uintptr_t)roce_op_eh(rte_pktmbuf_mtod_offset(m, uint8_t *, p->bth_off),
+					      &roce_opcode[p->opcode], eh);
 }
 
 /** The BTH of a packet parsed with MWP_PKT_BTH set. */

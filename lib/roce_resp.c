@@ -47,19 +47,17 @@ static __rte_always_inline bool
 request_rkey(const uint8_t *bth, const struct roce_opcode_info *op,
 	     struct mwp_resp_req *q)
 {
-	if ((op->mask & (1u << ROCE_EH_RETH)) && (op->mask & ROCE_M_REQ)) {
-		const struct roce_reth *reth =
-			(const struct roce_reth *)(bth + op->off[ROCE_EH_RETH]);
+	const struct roce_reth *reth = (const void *)roce_op_eh(bth, op, ROCE_EH_RETH);
+	const struct roce_atmeth *atm;
 
+	if (reth != NULL && (op->mask & ROCE_M_REQ)) {
 		q->rkey = reth_rkey(reth);
 		q->va = reth_va(reth);
 		q->len = reth_dmalen(reth);
 		return true;
 	}
-	if (op->mask & (1u << ROCE_EH_ATMETH)) {
-		const struct roce_atmeth *atm =
-			(const struct roce_atmeth *)(bth + op->off[ROCE_EH_ATMETH]);
-
+	atm = (const void *)roce_op_eh(bth, op, ROCE_EH_ATMETH);
+	if (atm != NULL) {
 		q->rkey = atmeth_rkey(atm);
 		q->va = atmeth_va(atm);
 		q->len = sizeof(uint64_t);
