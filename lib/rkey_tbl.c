@@ -46,15 +46,6 @@ rkey_cmp(const void *a, const void *b, size_t len)
 	return x != y;
 }
 
-/* The table's hash: CRC32-C of the one 32-bit word.  The lookups compute
- * it inline and hand it to rte_hash, which saves an indirect call to the
- * generic rte_hash_crc per key. */
-static inline uint32_t
-rkey_sig(uint32_t rkey)
-{
-	return rte_hash_crc_4byte(rkey, 0);
-}
-
 static uint32_t
 rkey_hash(const void *key, uint32_t len, uint32_t init)
 {
@@ -63,7 +54,7 @@ rkey_hash(const void *key, uint32_t len, uint32_t init)
 	RTE_SET_USED(len);
 	RTE_SET_USED(init);
 	memcpy(&k, key, sizeof(k));
-	return rkey_sig(k);
+	return mwp_keys_sig(k);
 }
 
 /* Called by the hash's RCU defer queue once no reader can hold b. */
@@ -180,10 +171,29 @@ mwp_keys_lookup(const struct mwp_key_table *t, uint32_t rkey)
 {
 	void *data;
 
-	if (rte_hash_lookup_with_hash_data(t->h, &rkey, rkey_sig(rkey), &data) < 0)
+	if (rte_hash_lookup_with_hash_data(t->h, &rkey, mwp_keys_sig(rkey), &data) < 0)
 		return NULL;
 	HANDOFF_ACQUIRE(data);
 	return data;
+}
+
+/* The lookups compute the hash (mwp_keys_sig) inline and hand it to
+ * rte_hash, which saves an indirect call to rkey_hash per key. */
+uint64_t
+mwp_keys_lookup_bulk(const struct mwp_key_table *t, const void **keys,
+		     const uint32_t *sig, unsigned int n, const struct mwp_binding **out)
+{
+	uint64_t hits = 0;
+
+	RTE_ASSERT(n <= RTE_HASH_LOOKUP_BULK_MAX);
+	rte_hash_lookup_with_hash_bulk_data(t->h, keys, (hash_sig_t *)(uintptr_t)sig, n,
+					    &hits, (void **)(uintptr_t)out);
+#if defined(__SANITIZE_THREAD__)
+	for (unsigned int i = 0; i < n; i++)
+		if ((hits >> i) & 1)
+			HANDOFF_ACQUIRE((void *)(uintptr_t)out[i]);
+#endif
+	return hits;
 }
 
 unsigned int
@@ -195,23 +205,18 @@ mwp_keys_lookup_burst(const struct mwp_key_table *t, const uint32_t *rkeys,
 	for (unsigned int base = 0; base < n; base += RTE_HASH_LOOKUP_BULK_MAX) {
 		unsigned int k = RTE_MIN(n - base, (unsigned int)RTE_HASH_LOOKUP_BULK_MAX);
 		const void *keys[RTE_HASH_LOOKUP_BULK_MAX];
-		hash_sig_t sig[RTE_HASH_LOOKUP_BULK_MAX];
-		uint64_t hits = 0;
+		uint32_t sig[RTE_HASH_LOOKUP_BULK_MAX];
+		uint64_t hits;
 
 		for (unsigned int i = 0; i < k; i++) {
 			keys[i] = &rkeys[base + i];
-			sig[i] = rkey_sig(rkeys[base + i]);
+			sig[i] = mwp_keys_sig(rkeys[base + i]);
 		}
-		/* straight into out[]; the hit mask says which entries
-		 * rte_hash wrote */
-		found += rte_hash_lookup_with_hash_bulk_data(t->h, keys, sig, k, &hits,
-							     (void **)(uintptr_t)&out[base]);
-		for (unsigned int i = 0; i < k; i++) {
+		hits = mwp_keys_lookup_bulk(t, keys, sig, k, &out[base]);
+		for (unsigned int i = 0; i < k; i++)
 			if (!((hits >> i) & 1))
 				out[base + i] = NULL;
-			else
-				HANDOFF_ACQUIRE((void *)(uintptr_t)out[base + i]);
-		}
+		found += (unsigned int)__builtin_popcountll(hits);
 	}
 	return found;
 }

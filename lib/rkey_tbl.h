@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 
+#include <rte_hash_crc.h>
 #include <rte_rcu_qsbr.h>
 
 /** What a key names. */
@@ -119,6 +120,35 @@ const struct mwp_binding *mwp_keys_lookup(const struct mwp_key_table *t,
 unsigned int mwp_keys_lookup_burst(const struct mwp_key_table *t,
 				   const uint32_t *rkeys, unsigned int n,
 				   const struct mwp_binding **out);
+
+/** The table's hash of an R_Key (CRC32-C of the word), for
+ * mwp_keys_lookup_bulk. */
+static inline uint32_t
+mwp_keys_sig(uint32_t rkey)
+{
+	return rte_hash_crc_4byte(rkey, 0);
+}
+
+/**
+ * The datapath's bulk lookup: one rte_hash bulk lookup for up to 64 keys
+ * (RTE_HASH_LOOKUP_BULK_MAX) that the caller collected, with their hashes,
+ * in a pass it makes anyway.
+ *
+ * @param keys
+ *   keys[i] points at an R_Key.
+ * @param sig
+ *   sig[i] = mwp_keys_sig(*keys[i]).
+ * @param n
+ *   How many; at most 64.
+ * @param out
+ *   out[i]: key i's descriptor, written only where bit i of the result is
+ *   set (elsewhere: an unknown key or a stale key byte).
+ * @return
+ *   The hit mask.
+ */
+uint64_t mwp_keys_lookup_bulk(const struct mwp_key_table *t, const void **keys,
+			      const uint32_t *sig, unsigned int n,
+			      const struct mwp_binding **out);
 
 /** Number of live keys. */
 uint32_t mwp_keys_count(const struct mwp_key_table *t);

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include <rte_ether.h>
+#include <rte_hash.h>
 #include <rte_ip.h>
 #include <rte_prefetch.h>
 
@@ -91,17 +92,15 @@ admit(struct mwp_port *port, const struct rte_mbuf *m, const struct mwp_pkt *p,
 	return MWP_DROP_NONE;
 }
 
-/* Start loading the memory a request will touch, once its key is known
- * (habit: prefetch across the burst).  The address is not checked here:
- * a prefetch of a bad one does nothing, and the access decision comes
- * later. */
+/* Start loading the memory a request will touch, once its key b is
+ * found (habit: prefetch across the burst).  The address is not checked
+ * here: a prefetch of a bad one does nothing, and the access decision
+ * comes later. */
 static inline void
 prefetch_target(const struct mwp_binding *b, uint64_t va, uint32_t mask)
 {
 	const uint8_t *host;
 
-	if (b == NULL)
-		return;
 	host = b->host + (b->zero_based ? va : va - b->va);
 	if (mask & (ROCE_M_WRITE | ROCE_M_ATOMIC))
 		rte_prefetch0_write(host);
@@ -134,12 +133,14 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	enum mwp_drop why[MWP_BURST_MAX];
 	struct mwp_resp_req rq[MWP_BURST_MAX];
 	const struct mwp_binding *keyd[MWP_BURST_MAX];
-	uint32_t rkeys[MWP_BURST_MAX];
+	const void *keyp[MWP_BURST_MAX];
+	uint32_t sig[MWP_BURST_MAX];
 	struct mwp_icrc_set ics;
 	struct mwp_resp_ctx c;
 	uint64_t bytes = 0;
 	uint16_t nb_keys = 0, alone[MWP_BURST_MAX], nb_alone = 0;
 
+	RTE_BUILD_BUG_ON(MWP_BURST_MAX > RTE_HASH_LOOKUP_BULK_MAX);
 	RTE_ASSERT(n <= MWP_BURST_MAX);
 	if (unlikely(n == 0))
 		return 0;
@@ -182,8 +183,10 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 		 * stay in a register */
 		if (unlikely(alone_crc))
 			alone[nb_alone++] = i;
-		if (rq[i].has_key)
-			rkeys[nb_keys++] = rq[i].rkey;
+		if (rq[i].has_key) {
+			keyp[nb_keys] = &rq[i].rkey;
+			sig[nb_keys++] = mwp_keys_sig(rq[i].rkey);
+		}
 	}
 	st->rx_pkts += n;
 	st->rx_bytes += bytes;
@@ -195,13 +198,15 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	/* every key of the burst in one bulk lookup (habit 7), then the
 	 * memory the requests name on its way in */
 	if (nb_keys != 0 && port->keys != NULL) {
-		uint16_t k = 0;
+		uint64_t hits = mwp_keys_lookup_bulk(port->keys, keyp, sig, nb_keys, keyd);
 
-		mwp_keys_lookup_burst(port->keys, rkeys, nb_keys, keyd);
-		for (uint16_t i = 0; i < n; i++)
+		for (uint16_t i = 0, k = 0; i < n; i++)
 			if (rq[i].has_key) {
-				rq[i].b = keyd[k++];
-				prefetch_target(rq[i].b, rq[i].va, p[i].mask);
+				if ((hits >> k) & 1) {
+					rq[i].b = keyd[k];
+					prefetch_target(rq[i].b, rq[i].va, p[i].mask);
+				}
+				k++;
 			}
 	}
 	mwp_resp_run(&c, pkts, p, why, rq, n);
