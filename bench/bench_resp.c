@@ -7,8 +7,11 @@
  * bulk R_Key lookup per burst, the access decision, execution on local
  * memory, and the answers (one coalesced ACK per burst for WRITEs; a READ
  * response or ATOMIC ACK per request), which are then freed as a tx burst
- * would.  Each request names a random key among the live ones, so the key
- * table is exercised at its size.
+ * would.  Each request names a random key among the live ones.  The five
+ * template bursts below hold 160 such draws, reused burst after burst: at
+ * 1M keys the table's size shows as buckets, key slots and descriptors
+ * spread over many more pages, not as a working set larger than the
+ * caches.
  *
  * Workloads: 64-byte RDMA WRITE ONLY, 8-byte RDMA READ, FETCH_ADD (RC),
  * and 64-byte WRITEs of which exactly one in ten names an unknown key, on
