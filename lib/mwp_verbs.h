@@ -19,7 +19,7 @@
  *
  * Thread safety: control verbs (alloc, reg, bind posting, modify, destroy)
  * may be called from any thread; they serialise on a per-device lock that
- * the datapath never takes.  Datapath readers (mwp_keys_lookup_burst) take
+ * the datapath never takes.  Datapath readers (mwp_keys_lookup_bulk) take
  * no lock but must be registered RCU readers (mwp_reader_register).
  */
 
@@ -34,6 +34,10 @@ struct mwp_device_attr {
 	uint32_t max_keys;	/**< live R_Keys (MRs + bound MWs); 0: 65536 */
 	uint32_t max_readers;	/**< RCU reader threads; 0: RTE_MAX_LCORE */
 	int socket;		/**< NUMA socket, or SOCKET_ID_ANY */
+	/** Without hugepages (--no-huge), the key table goes on a heap of
+	 * transparent huge pages of its own when the kernel offers them;
+	 * non-zero keeps it in DPDK's 4 KB memory (for comparison). */
+	uint8_t keys_small_pages;
 };
 
 /**

@@ -4,8 +4,12 @@
  * regions, windows of both types, binds, rebinds, invalidations, an error
  * and its flush, QPs, CQs -- returns the EAL heap and the memzone count to
  * where they were, and every send ring and completion list is empty before
- * the objects go.
+ * the objects go.  Without hugepages a device's key table lives on a heap
+ * of its own (transparent huge pages); that heap goes with the device.
  */
+#include <stdio.h>
+#include <string.h>
+
 #include <rte_malloc.h>
 #include <rte_memzone.h>
 
@@ -74,4 +78,128 @@ Test(leaks, a_device_lifecycle_returns_every_byte_and_memzone)
 	heap(&b1, &z1);
 	cr_expect_eq(b1, b0, "heap: %zu bytes before, %zu after", b0, b1);
 	cr_expect_eq(z1, z0, "memzones: %u before, %u after", z0, z1);
+}
+
+/* Whether this kernel gives transparent huge pages to memory that asks. */
+static bool
+thp_on(void)
+{
+	char line[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f == NULL)
+		return false;
+	if (fgets(line, sizeof(line), f) == NULL)
+		line[0] = '\0';
+	fclose(f);
+	return strstr(line, "[always]") != NULL || strstr(line, "[madvise]") != NULL;
+}
+
+/* The name of a device's key-table heap (mwp_device.c names it). */
+static void
+keys_heap_name(struct ibv_context *c, char *name, size_t len)
+{
+	unsigned int id;
+
+	FIX_ASSERT(sscanf(c->device->name, "mwpath%u", &id) == 1);
+	snprintf(name, len, "mwp%u_keys", id);
+}
+
+/* The socket of a device's key-table heap, or -1 if it has none. */
+static int
+keys_heap_socket(struct ibv_context *c)
+{
+	char name[32];
+
+	keys_heap_name(c, name, sizeof(name));
+	return rte_malloc_heap_get_socket(name);
+}
+
+/* Register a region and find its key the datapath's way. */
+static void
+key_works(struct ibv_context *c, uint8_t *mem)
+{
+	struct ibv_pd *p = mwp_alloc_pd(c);
+	struct ibv_mr *m;
+	const struct mwp_binding *b;
+	const void *kp;
+	uint32_t sig;
+
+	FIX_ASSERT(p != NULL);
+	m = mwp_reg_mr(p, mem, 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	FIX_ASSERT(m != NULL);
+	kp = &m->rkey;
+	sig = mwp_keys_sig(m->rkey);
+	cr_expect_eq(mwp_keys_lookup_bulk(mwp_device_keys(c), &kp, &sig, 1, &b), 1);
+	cr_expect_eq(b->host, mem);
+	FIX_ASSERT(mwp_dereg_mr(m) == 0);
+	FIX_ASSERT(mwp_dealloc_pd(p) == 0);
+}
+
+Test(leaks, the_key_table_heap_lives_and_goes_with_its_device)
+{
+	static uint8_t mem[4096];
+	struct ibv_context *c = mwp_open_device(NULL);
+	char name[32];
+	int s;
+
+	FIX_ASSERT(c != NULL);
+	keys_heap_name(c, name, sizeof(name));
+	s = rte_malloc_heap_get_socket(name);
+	if (thp_on()) {
+		struct rte_malloc_socket_stats st;
+
+		cr_assert_geq(s, 0, "no heap for the key table");
+		rte_malloc_get_socket_stats(s, &st);
+		cr_expect_gt(st.heap_allocsz_bytes, 0, "the table is not on it");
+	} else {
+		cr_expect_lt(s, 0, "a heap without transparent huge pages");
+	}
+	key_works(c, mem);
+	FIX_ASSERT(mwp_close_device(c) == 0);
+	cr_expect_lt(rte_malloc_heap_get_socket(name), 0, "the heap outlived its device");
+}
+
+Test(leaks, keys_small_pages_keeps_the_table_in_dpdk_memory)
+{
+	static uint8_t mem[4096];
+	const struct mwp_device_attr a = { .socket = SOCKET_ID_ANY, .keys_small_pages = 1 };
+	struct ibv_context *c = mwp_open_device(&a);
+
+	FIX_ASSERT(c != NULL);
+	cr_expect_lt(keys_heap_socket(c), 0);
+	key_works(c, mem);
+	FIX_ASSERT(mwp_close_device(c) == 0);
+}
+
+/* DPDK has room for 32 heaps in all: the devices past that keep their
+ * tables in DPDK's memory, and every one works. */
+Test(leaks, more_devices_than_dpdk_has_heaps)
+{
+	static uint8_t mem[4096];
+	const struct mwp_device_attr a = { .max_keys = 64, .socket = SOCKET_ID_ANY };
+	struct ibv_context *c[RTE_MAX_HEAPS + 8];
+	unsigned int with = 0;
+
+	for (unsigned int i = 0; i < RTE_DIM(c); i++) {
+		c[i] = mwp_open_device(&a);
+		FIX_ASSERT(c[i] != NULL);
+		with += keys_heap_socket(c[i]) >= 0;
+	}
+	if (thp_on())
+		cr_expect(with > 0 && with < RTE_DIM(c), "%u of %zu with a heap", with, RTE_DIM(c));
+	for (unsigned int i = 0; i < RTE_DIM(c); i++)
+		key_works(c[i], mem);
+	for (unsigned int i = 0; i < RTE_DIM(c); i++)
+		FIX_ASSERT(mwp_close_device(c[i]) == 0);
+	/* and the heaps came back: as many can be made again */
+	for (unsigned int i = 0; i < RTE_DIM(c); i++)
+		c[i] = mwp_open_device(&a);
+	for (unsigned int i = 0; i < RTE_DIM(c); i++) {
+		FIX_ASSERT(c[i] != NULL);
+		with -= keys_heap_socket(c[i]) >= 0;
+	}
+	cr_expect_eq(with, 0);
+	for (unsigned int i = 0; i < RTE_DIM(c); i++)
+		FIX_ASSERT(mwp_close_device(c[i]) == 0);
 }
