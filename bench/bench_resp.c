@@ -28,12 +28,11 @@
  * mempool as in a real run.
  *
  * Figures: medians of RUNS runs.
- * Usage: bench_resp [--quick] [--workload N] [--keys K] [--small-pages]
+ * Usage: bench_resp [--quick] [--workload N] [--keys K]
  * (N: 0 WRITE, 1 READ, 2 FETCH_ADD, 3 the denied mix, 4 the 5 KB WRITEs;
  * K: 1024 or 1048576 live keys; for profiling or comparing builds on one
  * of them.  --quick: runs of 2000 bursts, at 1K keys unless --keys says
- * otherwise.  --small-pages keeps the key table in DPDK's 4 KB --no-huge
- * memory instead of its own heap of transparent huge pages.)
+ * otherwise.)
  */
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -56,7 +55,6 @@
 static bool quick;
 static int only = -1;		/* --workload N: one workload (for profiling) */
 static long only_keys = -1;	/* --keys K: one table size */
-static bool small_pages;	/* --small-pages: key table on 4 KB pages */
 
 enum workload { WRITE64, READ8, FETCH_ADD, MIX_DENIED, WRITE5K, W__MAX };
 
@@ -87,8 +85,7 @@ struct setup {
 static void
 make_setup(struct setup *s, uint32_t nkeys)
 {
-	struct mwp_device_attr da = { .max_keys = nkeys + 16, .socket = SOCKET_ID_ANY,
-				      .keys_small_pages = small_pages };
+	struct mwp_device_attr da = { .max_keys = nkeys + 16, .socket = SOCKET_ID_ANY };
 	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true };
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -355,8 +352,6 @@ main(int argc, char **argv)
 			only = atoi(argv[++a]);
 		else if (strcmp(argv[a], "--keys") == 0 && a + 1 < argc)
 			only_keys = atol(argv[++a]);
-		else if (strcmp(argv[a], "--small-pages") == 0)
-			small_pages = true;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {

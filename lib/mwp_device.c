@@ -8,25 +8,10 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
-#include "mwp_heap.h"
 #include "mwp_log.h"
 #include "mwp_priv.h"
 
 #define DEFAULT_MAX_KEYS 65536
-
-/* What a key table of n keys takes from its heap: rte_hash's buckets,
- * extendable buckets, key slots and free-slot rings, the RCU defer queue,
- * and one descriptor per key with its malloc header.  Measured with n
- * just above a power of two (the worst case for rte_hash's rounding) and
- * every key live: 311-314 bytes per key. */
-#define KEYS_HEAP_PER_KEY	400
-#define KEYS_HEAP_BASE		(8u << 20)
-
-static size_t
-keys_heap_len(uint32_t n)
-{
-	return (size_t)n * KEYS_HEAP_PER_KEY + KEYS_HEAP_BASE;
-}
 
 static unsigned int next_dev_id;
 
@@ -51,7 +36,6 @@ free_tables(struct mwp_dev *d)
 	free(d->mw_by_idx);
 	free(d->mr_by_idx);
 	rte_free(d->rcu);
-	mwp_heap_free(d->keys_heap);
 	free(d);
 }
 
@@ -103,10 +87,7 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	    rte_rcu_qsbr_init(d->rcu, a.max_readers) != 0)
 		goto fail;
 	snprintf(name, sizeof(name), "mwp%u_keys", d->id);
-	if (!a.keys_small_pages)
-		d->keys_heap = mwp_heap_create(name, keys_heap_len(a.max_keys));
-	d->keys = mwp_keys_create(name, a.max_keys, d->rcu,
-				  d->keys_heap != NULL ? mwp_heap_socket(d->keys_heap) : a.socket);
+	d->keys = mwp_keys_create(name, a.max_keys, d->rcu, a.socket);
 	if (d->keys == NULL) {
 		MWP_LOG(ERR, "device %u: key table: %s", d->id, rte_strerror(rte_errno));
 		goto fail;

@@ -35,7 +35,6 @@
 struct mwp_qp;
 struct mwp_pd;
 struct mwp_cq;
-struct mwp_heap;
 
 /** A device: the software ibv_context. */
 struct mwp_dev {
@@ -47,7 +46,6 @@ struct mwp_dev {
 	uint32_t nb_readers;
 	uint8_t *reader_on;		/* [max_readers]: registered */
 	struct mwp_key_table *keys;
-	struct mwp_heap *keys_heap;	/* where keys lives, or NULL */
 	uint32_t max_keys;
 	int socket;
 	/* objects by index, for execution-time lookups by key */

@@ -34,10 +34,6 @@ struct mwp_device_attr {
 	uint32_t max_keys;	/**< live R_Keys (MRs + bound MWs); 0: 65536 */
 	uint32_t max_readers;	/**< RCU reader threads; 0: RTE_MAX_LCORE */
 	int socket;		/**< NUMA socket, or SOCKET_ID_ANY */
-	/** Without hugepages (--no-huge), the key table goes on a heap of
-	 * transparent huge pages of its own when the kernel offers them;
-	 * non-zero keeps it in DPDK's 4 KB memory (for comparison). */
-	uint8_t keys_small_pages;
 };
 
 /**
