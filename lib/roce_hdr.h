@@ -114,6 +114,22 @@ _Static_assert(sizeof(struct roce_cnp) == 16, "CNP reserved is 16 bytes");
 #define ROCE_AETH_TYPE_MASK	0x60
 #define ROCE_AETH_CREDIT_INVALID 0x1f	/**< ACK credit field: no credits */
 
+/*
+ * Big-endian wire fields to host order.  DPDK's x86 byte swaps (without
+ * RTE_FORCE_INTRINSICS) are volatile asm, which GCC can neither fold into
+ * the load (movbe) nor schedule nor merge; these are plain builtins.  On
+ * every packet's path (parse, the headers' accessors).
+ */
+#if RTE_BYTE_ORDER == RTE_LITTLE_ENDIAN
+#define ROCE_BE16(x) ((uint16_t)__builtin_bswap16(x))
+#define ROCE_BE32(x) ((uint32_t)__builtin_bswap32(x))
+#define ROCE_BE64(x) ((uint64_t)__builtin_bswap64(x))
+#else
+#define ROCE_BE16(x) ((uint16_t)(x))
+#define ROCE_BE32(x) ((uint32_t)(x))
+#define ROCE_BE64(x) ((uint64_t)(x))
+#endif
+
 static inline uint32_t
 roce_get24(const uint8_t b[3])
 {
@@ -138,7 +154,7 @@ bth_pad(const struct roce_bth *h)
 	return (h->flags & ROCE_BTH_PAD_MASK) >> ROCE_BTH_PAD_SHIFT;
 }
 static inline uint8_t bth_tver(const struct roce_bth *h) { return h->flags & ROCE_BTH_TVER_MASK; }
-static inline uint16_t bth_pkey(const struct roce_bth *h) { return rte_be_to_cpu_16(h->pkey); }
+static inline uint16_t bth_pkey(const struct roce_bth *h) { return ROCE_BE16(h->pkey); }
 static inline bool bth_fecn(const struct roce_bth *h) { return h->fecn_becn & ROCE_BTH_FECN; }
 static inline bool bth_becn(const struct roce_bth *h) { return h->fecn_becn & ROCE_BTH_BECN; }
 /* The low 24 bits of the big-endian word at byte off of a header: one
@@ -149,7 +165,7 @@ roce_low24(const void *hdr, unsigned int off)
 	uint32_t w;
 
 	memcpy(&w, (const uint8_t *)hdr + off, sizeof(w));
-	return rte_be_to_cpu_32(w) & 0xffffff;
+	return ROCE_BE32(w) & 0xffffff;
 }
 
 static inline uint32_t bth_dqpn(const struct roce_bth *h) { return roce_low24(h, 4); }
@@ -157,25 +173,25 @@ static inline bool bth_ackreq(const struct roce_bth *h) { return h->ackreq & ROC
 static inline uint32_t bth_psn(const struct roce_bth *h) { return roce_low24(h, 8); }
 
 /* RETH */
-static inline uint64_t reth_va(const struct roce_reth *h) { return rte_be_to_cpu_64(h->va); }
-static inline uint32_t reth_rkey(const struct roce_reth *h) { return rte_be_to_cpu_32(h->rkey); }
-static inline uint32_t reth_dmalen(const struct roce_reth *h) { return rte_be_to_cpu_32(h->dmalen); }
+static inline uint64_t reth_va(const struct roce_reth *h) { return ROCE_BE64(h->va); }
+static inline uint32_t reth_rkey(const struct roce_reth *h) { return ROCE_BE32(h->rkey); }
+static inline uint32_t reth_dmalen(const struct roce_reth *h) { return ROCE_BE32(h->dmalen); }
 
 /* AETH */
 static inline uint8_t aeth_syndrome(const struct roce_aeth *h) { return h->syndrome; }
 static inline uint32_t aeth_msn(const struct roce_aeth *h) { return roce_low24(h, 0); }
 
 /* AtomicETH */
-static inline uint64_t atmeth_va(const struct roce_atmeth *h) { return rte_be_to_cpu_64(h->va); }
-static inline uint32_t atmeth_rkey(const struct roce_atmeth *h) { return rte_be_to_cpu_32(h->rkey); }
-static inline uint64_t atmeth_swap_add(const struct roce_atmeth *h) { return rte_be_to_cpu_64(h->swap_add); }
-static inline uint64_t atmeth_compare(const struct roce_atmeth *h) { return rte_be_to_cpu_64(h->compare); }
+static inline uint64_t atmeth_va(const struct roce_atmeth *h) { return ROCE_BE64(h->va); }
+static inline uint32_t atmeth_rkey(const struct roce_atmeth *h) { return ROCE_BE32(h->rkey); }
+static inline uint64_t atmeth_swap_add(const struct roce_atmeth *h) { return ROCE_BE64(h->swap_add); }
+static inline uint64_t atmeth_compare(const struct roce_atmeth *h) { return ROCE_BE64(h->compare); }
 
 /* AtomicAckETH, ImmDt, IETH, DETH */
-static inline uint64_t atmack_orig(const struct roce_atmack *h) { return rte_be_to_cpu_64(h->orig); }
-static inline uint32_t immdt_imm(const struct roce_immdt *h) { return rte_be_to_cpu_32(h->imm); }
-static inline uint32_t ieth_rkey(const struct roce_ieth *h) { return rte_be_to_cpu_32(h->rkey); }
-static inline uint32_t deth_qkey(const struct roce_deth *h) { return rte_be_to_cpu_32(h->qkey); }
+static inline uint64_t atmack_orig(const struct roce_atmack *h) { return ROCE_BE64(h->orig); }
+static inline uint32_t immdt_imm(const struct roce_immdt *h) { return ROCE_BE32(h->imm); }
+static inline uint32_t ieth_rkey(const struct roce_ieth *h) { return ROCE_BE32(h->rkey); }
+static inline uint32_t deth_qkey(const struct roce_deth *h) { return ROCE_BE32(h->qkey); }
 static inline uint32_t deth_sqpn(const struct roce_deth *h) { return roce_get24(h->sqpn); }
 
 #endif /* ROCE_HDR_H */

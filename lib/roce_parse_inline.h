@@ -54,7 +54,7 @@ mwp_parse_ipv4(const uint8_t *d, uint32_t l3, struct mwp_pkt *p, uint32_t seg_le
 		return (ip->version_ihl & 0xf) > 5 ? MWP_DROP_IPV4_OPTIONS :
 						     MWP_DROP_IP_BAD_LEN;
 	}
-	tot = rte_be_to_cpu_16(ip->total_length);
+	tot = ROCE_BE16(ip->total_length);
 	/* Frames may carry Ethernet padding past the IP datagram. */
 	if (unlikely(tot < sizeof(*ip) || l3 + tot > pkt_len))
 		return MWP_DROP_IP_BAD_LEN;
@@ -78,10 +78,10 @@ mwp_parse_ipv6(const uint8_t *d, uint32_t l3, struct mwp_pkt *p, uint32_t seg_le
 
 	MWP_PARSE_NEED(l3 + sizeof(*ip), MWP_DROP_IP_TRUNC);
 	ip = (const struct rte_ipv6_hdr *)(d + l3);
-	vtc = rte_be_to_cpu_32(ip->vtc_flow);
+	vtc = ROCE_BE32(ip->vtc_flow);
 	if (unlikely((vtc >> 28) != 6))
 		return MWP_DROP_IP_BAD_VERSION;
-	plen = rte_be_to_cpu_16(ip->payload_len);
+	plen = ROCE_BE16(ip->payload_len);
 	if (unlikely(l3 + sizeof(*ip) + plen > pkt_len))
 		return MWP_DROP_IP_BAD_LEN;
 	/* Extension headers are not used by RoCEv2: treat as not UDP. */
@@ -121,7 +121,7 @@ mwp_parse_generic(const struct rte_mbuf *m, struct mwp_pkt *p)
 		vh = (const struct rte_vlan_hdr *)(eth + 1);
 		flags = MWP_PKT_VLAN;
 		p->flags = flags;
-		p->vlan_tci = rte_be_to_cpu_16(vh->vlan_tci);
+		p->vlan_tci = ROCE_BE16(vh->vlan_tci);
 		type = vh->eth_proto;
 		l3 += sizeof(*vh);
 	}
@@ -148,7 +148,7 @@ mwp_parse_generic(const struct rte_mbuf *m, struct mwp_pkt *p)
 	udp = (const struct rte_udp_hdr *)(d + l4);
 	if (unlikely(udp->dst_port != rte_cpu_to_be_16(ROCE_UDP_PORT)))
 		return MWP_DROP_NOT_ROCE_PORT;
-	udp_len = rte_be_to_cpu_16(udp->dgram_len);
+	udp_len = ROCE_BE16(udp->dgram_len);
 	if (unlikely(udp_len != ip_payload))
 		return MWP_DROP_UDP_BAD_LEN;
 	if (unlikely(udp_len < sizeof(*udp) + sizeof(*bth) + ROCE_ICRC_BYTES))
@@ -232,8 +232,8 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	     rte_cpu_to_be_16(RTE_IPV4_HDR_MF_FLAG | RTE_IPV4_HDR_OFFSET_MASK)) != 0 ||
 	    mwp_parse_load16(d + L4 + 2) != rte_cpu_to_be_16(ROCE_UDP_PORT))
 		return NULL;
-	tot = rte_be_to_cpu_16(mwp_parse_load16(d + L3 + 2));
-	udp_len = rte_be_to_cpu_16(mwp_parse_load16(d + L4 + 4));
+	tot = ROCE_BE16(mwp_parse_load16(d + L3 + 2));
+	udp_len = ROCE_BE16(mwp_parse_load16(d + L4 + 4));
 	if (L3 + tot > pkt_len || udp_len + sizeof(struct rte_ipv4_hdr) != tot ||
 	    udp_len < sizeof(struct rte_udp_hdr) + sizeof(struct roce_bth) + ROCE_ICRC_BYTES)
 		return NULL;
