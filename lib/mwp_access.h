@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <infiniband/verbs.h>
+#include <rte_branch_prediction.h>
 #include <rte_common.h>
 
 #include "rkey_tbl.h"
@@ -68,7 +69,8 @@ mwp_qp_access_check(unsigned int qp_access_flags, uint32_t want)
 
 /**
  * Steps 2-5 and 7: the decision for one access given the key's descriptor
- * (from mwp_keys_lookup_burst; NULL for an unknown key).
+ * (from mwp_keys_lookup_burst; NULL for an unknown key), each check in the
+ * specification's order.
  *
  * @param b
  *   The descriptor, or NULL.
@@ -94,59 +96,36 @@ mwp_inside(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/** mwp_access_check, inline: what the responder calls once per packet. */
+/**
+ * mwp_access_check's answer, with an allowed access decided in one pass
+ * (what the responder calls once per packet).  Every condition of the
+ * ordered checks is tested at once, with the window's and the region's
+ * bounds folded into the descriptor's fast_len at publication; anything
+ * else, and every denial with its reason, goes to mwp_access_check.
+ */
 static __rte_always_inline enum mwp_deny
 mwp_access_decide(const struct mwp_binding *b, const struct mwp_access_req *r,
 		  uint8_t **addr)
 {
-	uint64_t off, hoff;
-	uintptr_t host;
+	/* 1 <= len <= 2^31 (steps 2 and 3), and a key was found */
+	if (likely(b != NULL && r->len - 1 < MWP_DMA_LEN_MAX)) {
+		/* the offset into the binding; b->va is 0 when zero-based */
+		const uint64_t off = r->va - b->va;
+		const uint32_t x = (b->rkey ^ r->rkey) | (b->pd ^ r->pd) |
+				   ((b->qpn ^ r->qpn) & b->qpn_mask) |
+				   (r->access & ~(uint32_t)b->access);
 
-	*addr = NULL;
-	/* Step 2 (C9-88): a zero-length READ/WRITE touches nothing and its
-	 * R_Key is not validated at all. */
-	if (r->len == 0 && r->access != IBV_ACCESS_REMOTE_ATOMIC)
-		return MWP_DENY_NONE;
-	/* Step 3 (C9-94) */
-	if (r->len > MWP_DMA_LEN_MAX)
-		return MWP_DENY_DMA_TOO_LONG;
-	/* Step 4: the key.  FREE and unbound windows are not in the table. */
-	if (b == NULL || b->rkey != r->rkey)
-		return MWP_DENY_UNKNOWN_KEY;
-	if (b->length == 0)
-		return MWP_DENY_INVALID;
-	if (b->pd != r->pd)
-		return MWP_DENY_PD_MISMATCH;
-	if (b->kind == MWP_KEY_MW2 && b->qpn != r->qpn)
-		return MWP_DENY_WRONG_QP;
-	/* The window's rights govern, not the region's. */
-	if ((r->access & ~(uint32_t)b->access) != 0)
-		return MWP_DENY_ACCESS;
-	/* Step 5: inside the window (an offset if zero-based) ... */
-	if (b->zero_based) {
-		off = r->va;
-	} else {
-		if (r->va < b->va)
-			return MWP_DENY_BOUNDS;
-		off = r->va - b->va;
+		if (likely(x == 0 && off < b->fast_len && r->len <= b->fast_len - off)) {
+			uintptr_t host = (uintptr_t)b->host + off;
+
+			if (r->access != IBV_ACCESS_REMOTE_ATOMIC || (host & 7) == 0) {
+				*addr = (uint8_t *)host;
+				return MWP_DENY_NONE;
+			}
+		}
 	}
-	if (!mwp_inside(off, r->len, b->length))
-		return MWP_DENY_BOUNDS;
-	/* ... and always inside the region (integer arithmetic: the
-	 * address is only formed once it is known to be in bounds). */
-	host = (uintptr_t)b->host + off;
-	if (host < (uintptr_t)b->mr_host)
-		return MWP_DENY_MR_BOUNDS;
-	hoff = host - (uintptr_t)b->mr_host;
-	if (!mwp_inside(hoff, r->len, b->mr_length))
-		return MWP_DENY_MR_BOUNDS;
-	/* Step 7: after the key, like rxe. */
-	if (r->access == IBV_ACCESS_REMOTE_ATOMIC && (host & 7) != 0)
-		return MWP_DENY_UNALIGNED;
-	*addr = (uint8_t *)host;
-	return MWP_DENY_NONE;
+	return mwp_access_check(b, r, addr);
 }
-
 
 /**
  * Step 6: a WRITE packet's payload must agree with the DMA length still

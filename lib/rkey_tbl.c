@@ -140,10 +140,31 @@ mwp_binding_free(struct mwp_binding *b)
 	rte_free(b);
 }
 
+void
+mwp_binding_seal(struct mwp_binding *b)
+{
+	uint64_t len = 0;
+
+	/* the part of [va, va + length) that is also inside the region */
+	if (b->host >= b->mr_host && (uint64_t)(b->host - b->mr_host) <= b->mr_length)
+		len = RTE_MIN(b->length, b->mr_length - (uint64_t)(b->host - b->mr_host));
+	/* and that does not wrap past 2^64: the one-pass check takes the
+	 * offset va - b->va, which would wrap there */
+	if (b->va != 0 && len > -b->va)
+		len = -b->va;
+	/* it also takes va itself as the offset of a zero-based binding */
+	if (b->zero_based && b->va != 0)
+		len = 0;
+	b->fast_len = len;
+	b->qpn_mask = b->kind == MWP_KEY_MW2 ? UINT32_MAX : 0;
+}
+
 int
 mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b)
 {
 	int ret;
+
+	mwp_binding_seal(b);
 
 	if (rte_hash_lookup(t->h, &b->rkey) >= 0)
 		return -EEXIST;

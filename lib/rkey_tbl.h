@@ -28,24 +28,32 @@ enum mwp_key_kind {
 	MWP_KEY_MW2 = 2,	/**< a Type 2B memory window (bound to one QP) */
 };
 
-/** One binding, immutable once published. */
+/** One binding, immutable once published.  The first cache line holds
+ * what an allowed access reads (mwp_access_decide's one-pass check). */
 struct mwp_binding {
 	uint32_t rkey;		/**< the full R_Key */
-	uint8_t kind;		/**< enum mwp_key_kind */
-	uint8_t zero_based;	/**< addresses are offsets from the start */
-	uint16_t access;	/**< IBV_ACCESS_* granted to remote peers */
-	uint16_t local_access;	/**< MRs: the region's own IBV_ACCESS_* */
 	uint32_t pd;		/**< PD handle */
 	uint32_t qpn;		/**< MWP_KEY_MW2: the QP it is bound to */
+	uint32_t qpn_mask;	/**< derived (mwp_binding_seal): all ones for
+				 *   MWP_KEY_MW2, else 0 */
+	uint16_t access;	/**< IBV_ACCESS_* granted to remote peers */
+	uint16_t local_access;	/**< MRs: the region's own IBV_ACCESS_* */
+	uint8_t kind;		/**< enum mwp_key_kind */
+	uint8_t zero_based;	/**< addresses are offsets from the start */
 	uint64_t va;		/**< first address peers use (0 if zero_based) */
-	uint64_t length;	/**< bytes */
+	uint64_t fast_len;	/**< derived (mwp_binding_seal): bytes from va
+				 *   inside both the binding and its region,
+				 *   without wrapping past 2^64; 0: none */
 	uint8_t *host;		/**< host address of va */
+	uint64_t length;	/**< bytes */
 	uint8_t *mr_host;	/**< the region's first host byte */
-	uint64_t mr_length;	/**< the region's length */
 	/* Counters, on their own line: the only fields written after
 	 * publication (relaxed atomic adds by the lcores). */
 	uint64_t allowed __rte_cache_aligned; /**< accesses allowed */
 	uint64_t denied;	/**< accesses denied */
+	/* Read only when an access is refused or a descriptor is not
+	 * sealed (mwp_access_check): kept off the first line. */
+	uint64_t mr_length;	/**< the region's length */
 } __rte_cache_aligned;
 
 struct mwp_key_table;
@@ -78,6 +86,13 @@ void mwp_keys_free(struct mwp_key_table *t);
  *   A zeroed descriptor, or NULL.
  */
 struct mwp_binding *mwp_binding_alloc(struct mwp_key_table *t);
+
+/**
+ * Derive a descriptor's qpn_mask and fast_len from its other fields, as
+ * mwp_keys_publish does before publishing it.  A descriptor never sealed
+ * (fast_len 0) is still decided correctly, by the ordered checks alone.
+ */
+void mwp_binding_seal(struct mwp_binding *b);
 
 /** Free a descriptor that was never published. */
 void mwp_binding_free(struct mwp_binding *b);

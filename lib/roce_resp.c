@@ -95,13 +95,12 @@ admit(struct mwp_port *port, const struct rte_mbuf *m, const struct mwp_pkt *p,
 /* Start loading the memory a request will touch, once its key b is
  * found (habit: prefetch across the burst).  The address is not checked
  * here: a prefetch of a bad one does nothing, and the access decision
- * comes later. */
+ * comes later.  (A zero-based binding's va is 0.) */
 static inline void
 prefetch_target(const struct mwp_binding *b, uint64_t va, uint32_t mask)
 {
-	const uint8_t *host;
+	const uint8_t *host = b->host + (va - b->va);
 
-	host = b->host + (b->zero_based ? va : va - b->va);
 	if (mask & (ROCE_M_WRITE | ROCE_M_ATOMIC))
 		rte_prefetch0_write(host);
 	else

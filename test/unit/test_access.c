@@ -4,6 +4,8 @@
  * concerns keys and bounds, on descriptors made by real binds and on
  * hand-made ones for edges binds cannot produce.
  */
+#include <inttypes.h>
+
 #include "verbs_fixture.h"
 
 TestSuite(access, .init = verbs_setup, .fini = verbs_teardown);
@@ -288,4 +290,117 @@ Test(access, burst_lookup_resolves_known_and_unknown_keys)
 		else
 			cr_expect_eq(out[i], resolve(keys[i]), "%d", i);
 	}
+}
+
+/*
+ * The responder's one-pass decision (mwp_access_decide) against the
+ * ordered checks (mwp_access_check) over sealed descriptors of every
+ * shape -- the region's own, windows inside it or reaching past it,
+ * zero-based, Type 2B, at the top of the address space, zero-length --
+ * and requests at and one past every edge: the same answer, the same
+ * address, every time.  Descriptors are not dereferenced beyond their
+ * fields, so their host addresses may be anywhere.
+ */
+Test(access, the_one_pass_decision_agrees_with_the_ordered_checks)
+{
+	static const struct {
+		uint8_t kind, zb;
+		uint64_t va, length, host_off, mr_length;
+	} shapes[] = {
+		{ MWP_KEY_MR, 0, 0x10000, 4096, 0, 4096 },
+		{ MWP_KEY_MW1, 0, 0x10100, 200, 0x100, 4096 },
+		{ MWP_KEY_MW2, 0, 0x10100, 200, 0x100, 4096 },
+		{ MWP_KEY_MW2, 1, 0, 200, 0x100, 4096 },
+		{ MWP_KEY_MW1, 1, 0, 4096, 0, 4096 },
+		{ MWP_KEY_MW1, 0, 0x1000, 512, 100, 256 },	/* past its region */
+		{ MWP_KEY_MW1, 0, 0x1000, 512, 300, 256 },	/* starts past it */
+		{ MWP_KEY_MR, 0, UINT64_MAX - 4095, 4096, 0, 4096 },
+		{ MWP_KEY_MR, 0, UINT64_MAX - 99, 4096, 0, 4096 },	/* wraps */
+		{ MWP_KEY_MW1, 1, 8, 64, 0, 4096 },	/* zero-based, va not 0 */
+		{ MWP_KEY_MW1, 0, 0x2000, 0, 0, 4096 },	/* zero length */
+		{ MWP_KEY_MR, 0, 0, UINT64_C(1) << 40, 0, UINT64_C(1) << 40 },
+	};
+	static const uint32_t accs[] = { R, W, A };
+	static const uint16_t grants[] = { R | W | A, R, W | A };
+	unsigned int cases = 0, allowed = 0;
+
+	for (size_t s = 0; s < RTE_DIM(shapes); s++) {
+		for (size_t g = 0; g < RTE_DIM(grants); g++) {
+			uint8_t *mr_host = (uint8_t *)(uintptr_t)0x7f0000000000;
+			struct mwp_binding b = {
+				.rkey = 0x1234567, .pd = 9, .qpn = 0x11, .access = grants[g],
+				.kind = shapes[s].kind, .zero_based = shapes[s].zb,
+				.va = shapes[s].va, .length = shapes[s].length,
+				.host = mr_host + shapes[s].host_off, .mr_host = mr_host,
+				.mr_length = shapes[s].mr_length,
+			};
+			const uint64_t lo = b.va, end = b.va + b.length;
+			const uint64_t vas[] = {
+				lo, lo + 1, lo + 8, lo - 1, lo - 8, end, end - 1, end - 8,
+				end + 1, 0, 8, 100, UINT64_MAX, UINT64_MAX - 7,
+				lo + shapes[s].mr_length - 8,
+			};
+			const uint64_t lens[] = {
+				0, 1, 7, 8, 9, 64, b.length, b.length + 1, b.length - 1,
+				shapes[s].mr_length, UINT64_C(1) << 31,
+				(UINT64_C(1) << 31) + 1, UINT64_MAX,
+			};
+
+			mwp_binding_seal(&b);
+			for (size_t v = 0; v < RTE_DIM(vas); v++)
+				for (size_t l = 0; l < RTE_DIM(lens); l++)
+					for (size_t a = 0; a < RTE_DIM(accs); a++)
+						for (unsigned int who = 0; who < 8; who++) {
+							struct mwp_access_req r = {
+								.rkey = b.rkey ^ (who & 1 ? 0x100 : 0),
+								.access = accs[a], .va = vas[v],
+								.len = lens[l],
+								.pd = b.pd + (who & 2 ? 1 : 0),
+								.qpn = b.qpn + (who & 4 ? 1 : 0),
+							};
+							uint8_t *x = (uint8_t *)1, *y = (uint8_t *)2;
+							enum mwp_deny fast, ordered;
+
+							fast = mwp_access_decide(who == 0 && v == 0 && l == 1 ?
+										 NULL : &b, &r, &x);
+							ordered = mwp_access_check(who == 0 && v == 0 && l == 1 ?
+										   NULL : &b, &r, &y);
+							cr_assert_eq(fast, ordered,
+								     "shape %zu grant %zu va %#" PRIx64 " len %#" PRIx64
+								     " acc %#x who %u: %s against %s", s, g, r.va,
+								     r.len, r.access, who, mwp_deny_name(fast),
+								     mwp_deny_name(ordered));
+							cr_assert_eq(x, y, "shape %zu va %#" PRIx64 " len %#" PRIx64,
+								     s, r.va, r.len);
+							cases++;
+							allowed += fast == MWP_DENY_NONE;
+						}
+		}
+	}
+	/* the sweep reaches both answers, often */
+	cr_expect_gt(allowed, 1000, "%u allowed of %u", allowed, cases);
+	cr_expect_lt(allowed, cases / 2, "%u allowed of %u", allowed, cases);
+}
+
+Test(access, sealing_folds_the_region_into_the_fast_length)
+{
+	uint8_t *h = (uint8_t *)(uintptr_t)0x7f0000000000;
+	struct mwp_binding b = { .kind = MWP_KEY_MW1, .va = 0x1000, .length = 512,
+				 .host = h + 100, .mr_host = h, .mr_length = 256 };
+
+	mwp_binding_seal(&b);
+	cr_expect_eq(b.fast_len, 156);
+	cr_expect_eq(b.qpn_mask, 0);
+	b.kind = MWP_KEY_MW2;
+	b.host = h + 300;	/* starts past its region */
+	mwp_binding_seal(&b);
+	cr_expect_eq(b.fast_len, 0);
+	cr_expect_eq(b.qpn_mask, UINT32_MAX);
+	b.host = h;
+	b.va = UINT64_MAX - 99;	/* would wrap past 2^64 */
+	mwp_binding_seal(&b);
+	cr_expect_eq(b.fast_len, 100);
+	b.zero_based = 1;	/* zero-based with va not 0: never in one pass */
+	mwp_binding_seal(&b);
+	cr_expect_eq(b.fast_len, 0);
 }
