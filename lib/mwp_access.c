@@ -88,3 +88,12 @@ mwp_access_check(const struct mwp_binding *b, const struct mwp_access_req *r,
 	*addr = (uint8_t *)host;
 	return MWP_DENY_NONE;
 }
+
+struct mwp_access_verdict
+mwp_access_check_v(const struct mwp_binding *b, struct mwp_access_req r)
+{
+	struct mwp_access_verdict v;
+
+	v.deny = mwp_access_check(b, &r, &v.addr);
+	return v;
+}

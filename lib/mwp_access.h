@@ -96,6 +96,16 @@ mwp_inside(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/* mwp_access_check for mwp_access_decide's rare path: the request by
+ * value and the address in the result, so that neither the caller's
+ * request nor its address has to live in memory on the common path. */
+struct mwp_access_verdict {
+	uint8_t *addr;
+	enum mwp_deny deny;
+};
+struct mwp_access_verdict mwp_access_check_v(const struct mwp_binding *b,
+					     struct mwp_access_req r);
+
 /**
  * mwp_access_check's answer, with an allowed access decided in one pass
  * (what the responder calls once per packet).  Every condition of the
@@ -124,7 +134,12 @@ mwp_access_decide(const struct mwp_binding *b, const struct mwp_access_req *r,
 			}
 		}
 	}
-	return mwp_access_check(b, r, addr);
+	{
+		const struct mwp_access_verdict v = mwp_access_check_v(b, *r);
+
+		*addr = v.addr;
+		return v.deny;
+	}
 }
 
 /**
