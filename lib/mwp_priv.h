@@ -269,6 +269,7 @@ struct mwp_qp {
 	uint8_t port_num;
 	uint8_t peer_gid[16];		/* IPv6, or ::ffff:a.b.c.d */
 	bool peer_ipv4;
+	uint8_t transport;		/* enum roce_transport of qp_type */
 	/* requester: the hook data WQEs leave through (roce_req.c's once
 	 * attached to a port, or a test's), and RC WQEs awaiting an ACK */
 	mwp_tx_fn tx;

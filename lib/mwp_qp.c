@@ -132,6 +132,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	qp->ibqp.handle = qp->ibqp.qp_num;
 	qp->ibqp.state = IBV_QPS_RESET;
 	qp->ibqp.qp_type = a->qp_type;
+	qp->transport = a->qp_type == IBV_QPT_RC ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC;
 	qp->scq->users++;
 	qp->rcq->users++;
 	to_mpd(ibpd)->users++;

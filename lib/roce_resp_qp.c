@@ -748,17 +748,17 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		drop(c, MWP_DROP_QP_STATE);
 		return !c->dropped;
 	}
-	/* an answer to our own requests: the requester's (roce_req.c) */
-	if (unlikely(p->opcode == ROCE_OP_RC_ACKNOWLEDGE) && rc) {
-		const struct roce_aeth *a = mwp_pkt_eh(m, p, ROCE_EH_AETH);
-
-		mwp_req_ack(qp, p->psn, aeth_syndrome(a));
-		r->st.acks_rx++;
-		return true;
-	}
-	if (unlikely(roce_opcode_transport(p->opcode) !=
-		     (rc ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC) ||
+	/* a request of the QP's transport; or, on RC, an answer to our own
+	 * requests: the requester's (roce_req.c) */
+	if (unlikely(roce_opcode_transport(p->opcode) != qp->transport ||
 		     !(p->mask & ROCE_M_REQ))) {
+		if (p->opcode == ROCE_OP_RC_ACKNOWLEDGE && rc) {
+			const struct roce_aeth *a = mwp_pkt_eh(m, p, ROCE_EH_AETH);
+
+			mwp_req_ack(qp, p->psn, aeth_syndrome(a));
+			r->st.acks_rx++;
+			return true;
+		}
 		drop(c, MWP_DROP_WRONG_TRANSPORT);
 		return !c->dropped;
 	}
