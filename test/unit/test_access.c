@@ -404,3 +404,16 @@ Test(access, sealing_folds_the_region_into_the_fast_length)
 	mwp_binding_seal(&b);
 	cr_expect_eq(b.fast_len, 0);
 }
+
+Test(access, the_key_hash_is_rte_hash_crc_of_the_word)
+{
+	uint32_t x = 0x9e3779b9;
+
+	/* however it is computed, the value rte_hash_crc_4byte gives */
+	for (int i = 0; i < 100000; i++) {
+		cr_assert_eq(mwp_keys_sig(x), rte_hash_crc_4byte(x, 0), "%#x", x);
+		x = x * 1664525u + 1013904223u;
+	}
+	cr_expect_eq(mwp_keys_sig(0), rte_hash_crc_4byte(0, 0));
+	cr_expect_eq(mwp_keys_sig(UINT32_MAX), rte_hash_crc_4byte(UINT32_MAX, 0));
+}
