@@ -131,15 +131,28 @@ class Cli(unittest.TestCase):
         self.assertIn("receives: 2 ok, 0 failed, 2 flushed", r.stdout)
 
     def run_until_signal(self, sig):
+        """Run on replayed traffic until the first --stats-interval line,
+        then a little longer, then send sig.  Not after a fixed sleep:
+        before the EAL is up the signal's default action would kill the
+        process, and on a loaded machine the start took longer than the
+        2.5 s once allowed."""
         pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
-        p = subprocess.Popen([MWPATH, "-l", "0-1"] + EAL + [
-            "--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
-            "--stats-interval", "1"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(2.5)
+        out_path, err_path = os.path.join(self.d, "out"), os.path.join(self.d, "err")
+        with open(out_path, "w") as o, open(err_path, "w") as e:
+            p = subprocess.Popen([MWPATH, "-l", "0-1"] + EAL + [
+                "--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
+                "--stats-interval", "1"], stdout=o, stderr=e, text=True)
+        deadline = time.time() + 60
+        while p.poll() is None and time.time() < deadline:
+            with open(out_path) as f:
+                if re.search(r"^port 0: in", f.read(), re.M):
+                    break
+            time.sleep(0.05)
+        time.sleep(0.5)
         p.send_signal(sig)
-        out, err = p.communicate(timeout=30)
-        return p.returncode, out, err
+        p.wait(timeout=30)
+        with open(out_path) as o, open(err_path) as e:
+            return p.returncode, o.read(), e.read()
 
     def test_sigint_and_sigterm_stop_and_summarise(self):
         for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
