@@ -241,9 +241,16 @@ class Cli(unittest.TestCase):
             def ask(cmd):
                 s.send(cmd.encode())
                 return json.loads(s.recv(65536))[cmd.split(",")[0]]
-            time.sleep(0.3)
-            st = ask("/mwpath/stats")["port0"]
-            self.assertGreater(st["rx_pkts"], 15)
+            # the socket is up with the EAL; the lcores start later (on a
+            # loaded machine, much later): ask until a whole pass of the
+            # file is counted, not after a fixed sleep
+            deadline = time.time() + 30
+            while True:
+                st = (ask("/mwpath/stats") or {}).get("port0", {})  # null before the ports
+                if st.get("rx_pkts", 0) > 15 or time.time() > deadline:
+                    break
+                time.sleep(0.05)
+            self.assertGreater(st.get("rx_pkts", 0), 15)
             self.assertGreater(st["drop_bad_icrc"], 0)
             self.assertEqual(ask("/mwpath/stats,0")["rx_pkts"] >= st["rx_pkts"], True)
             qp = ask("/mwpath/qp,0x11")
