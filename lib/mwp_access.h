@@ -96,13 +96,17 @@ mwp_inside(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
-/* mwp_access_check for mwp_access_decide's rare path: the request by
- * value and the address in the result, so that neither the caller's
- * request nor its address has to live in memory on the common path. */
+/** mwp_access_check's two answers in one value. */
 struct mwp_access_verdict {
-	uint8_t *addr;
-	enum mwp_deny deny;
+	uint8_t *addr;		/**< as mwp_access_check's *addr */
+	enum mwp_deny deny;	/**< as mwp_access_check's result */
 };
+
+/**
+ * mwp_access_check with the request by value and the address in the
+ * result: mwp_access_decide's rare path, so that neither its caller's
+ * request nor its address has to live in memory on the common path.
+ */
 struct mwp_access_verdict mwp_access_check_v(const struct mwp_binding *b,
 					     struct mwp_access_req r);
 
