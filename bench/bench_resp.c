@@ -31,7 +31,10 @@
  * burst at the 10th percentile of all bursts' times (p10: near what the
  * core does when nothing else runs on it; on a shared machine a steadier
  * guide for comparing builds than a run's average, not a rate it
- * sustains).
+ * sustains).  After the 1K-key workloads, where a WRITE's time goes:
+ * the library's burst stages timed alone, medians, and then their means
+ * in the bursts near the fastest and in the slower rest (on a shared
+ * machine, which stages the other tenant slows).
  * Usage: bench_resp [--quick] [--workload N] [--keys K]
  * (N: 0 WRITE, 1 READ, 2 FETCH_ADD, 3 the denied mix, 4 the 5 KB WRITEs;
  * K: 1024 or 1048576 live keys; for profiling or comparing builds on one
@@ -304,6 +307,47 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied,
 	return median(r, RUNS);
 }
 
+/* The stage times of stages() split by how long each burst's whole
+ * mwp_resp_burst took: bursts within 1.3 times the 10th percentile of
+ * those times (the core to itself, when a tenth of the bursts had it)
+ * and the rest.  On this shared machine the second group is the host
+ * giving part of the core to another tenant; the ratio of the two rows
+ * shows which stages that slows.  TSC ticks per packet, means. */
+static void
+stages_by_state(uint32_t (*cyc)[4], size_t nb)
+{
+	uint32_t *whole = malloc(sizeof(*whole) * nb);
+	double sum[2][4] = { { 0 } };
+	size_t cnt[2] = { 0 };
+	uint32_t cut;
+
+	if (whole == NULL)
+		return;
+	for (size_t j = 0; j < nb; j++)
+		whole[j] = cyc[j][3];
+	qsort(whole, nb, sizeof(*whole), cmp_u32);
+	cut = whole[nb / 10] + whole[nb / 10] * 3 / 10;
+	free(whole);
+	for (size_t j = 0; j < nb; j++) {
+		const int g = cyc[j][3] > cut;
+
+		cnt[g]++;
+		for (int i = 0; i < 4; i++)
+			sum[g][i] += cyc[j][i];
+	}
+	printf("# the same, TSC ticks per packet (means), bursts near the fastest and the rest\n");
+	printf("%-26s %9s %9s %9s %9s %7s\n", "bursts", "parse", "ICRC", "keys", "all",
+	       "share");
+	for (int g = 0; g < 2; g++) {
+		if (cnt[g] == 0)
+			continue;
+		printf("%-26s", g ? "slower (> 1.3 x p10)" : "within 1.3 x p10");
+		for (int i = 0; i < 4; i++)
+			printf(" %9.1f", sum[g][i] / cnt[g] / BURST);
+		printf(" %6.0f%%\n", 100.0 * cnt[g] / nb);
+	}
+}
+
 /*
  * Where a 64-byte WRITE's time goes: the burst stages the library exports,
  * timed alone on the same fresh frames (parse; parse + ICRC; the keys'
@@ -319,6 +363,7 @@ stages(struct setup *s)
 	const struct mwp_binding *b[BURST];
 	uint32_t rkeys[BURST];
 	struct mwp_stats st = { 0 };
+	uint32_t (*each)[4] = malloc(sizeof(*each) * bursts * RUNS);
 	double r[4][RUNS];
 
 	make_burst(s, WRITE64, 0, tmpl);
@@ -347,6 +392,14 @@ stages(struct setup *s)
 			cyc[1] += t2 - t1;
 			cyc[2] += t3 - t2;
 			cyc[3] += t4 - t3;
+			if (each != NULL) {
+				uint32_t *e = each[(size_t)k * bursts + n];
+
+				e[0] = (uint32_t)RTE_MIN(t1 - t0, (uint64_t)UINT32_MAX);
+				e[1] = (uint32_t)RTE_MIN(t2 - t1, (uint64_t)UINT32_MAX);
+				e[2] = (uint32_t)RTE_MIN(t3 - t2, (uint64_t)UINT32_MAX);
+				e[3] = (uint32_t)RTE_MIN(t4 - t3, (uint64_t)UINT32_MAX);
+			}
 		}
 		for (int i = 0; i < 4; i++)
 			r[i][k] = (double)cyc[i] * 1e9 / rte_get_tsc_hz() / ((double)bursts * BURST);
@@ -360,6 +413,9 @@ stages(struct setup *s)
 	       median(r[3], RUNS) - median(r[0], RUNS) - median(r[1], RUNS) -
 	       median(r[2], RUNS));
 	printf("%-26s %9.0f\n", "TSC ticks per packet", median(r[3], RUNS) * rte_get_tsc_hz() / 1e9);
+	if (each != NULL)
+		stages_by_state(each, (size_t)bursts * RUNS);
+	free(each);
 	rte_pktmbuf_free_bulk(tmpl, BURST);
 }
 
