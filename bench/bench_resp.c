@@ -321,8 +321,10 @@ stages_by_state(uint32_t (*cyc)[4], size_t nb)
 	size_t cnt[2] = { 0 };
 	uint32_t cut;
 
-	if (whole == NULL)
-		return;
+	if (whole == NULL) {
+		fprintf(stderr, "bench_resp: out of memory\n");
+		exit(1);
+	}
 	for (size_t j = 0; j < nb; j++)
 		whole[j] = cyc[j][3];
 	qsort(whole, nb, sizeof(*whole), cmp_u32);
@@ -350,8 +352,9 @@ stages_by_state(uint32_t (*cyc)[4], size_t nb)
 
 /*
  * Where a 64-byte WRITE's time goes: the burst stages the library exports,
- * timed alone on the same fresh frames (parse; parse + ICRC; the keys'
- * bulk lookup), against the whole mwp_resp_burst.  ns per packet, medians.
+ * timed alone on the same fresh frames (parse; ICRC verify; the keys'
+ * bulk lookup), against the whole mwp_resp_burst.  ns per packet, medians;
+ * then the same per state (stages_by_state).
  */
 static void
 stages(struct setup *s)
@@ -366,6 +369,10 @@ stages(struct setup *s)
 	uint32_t (*each)[4] = malloc(sizeof(*each) * bursts * RUNS);
 	double r[4][RUNS];
 
+	if (each == NULL) {
+		fprintf(stderr, "bench_resp: out of memory\n");
+		exit(1);
+	}
 	make_burst(s, WRITE64, 0, tmpl);
 	for (int i = 0; i < BURST; i++) {
 		mwp_parse(tmpl[i], &p[i]);
@@ -376,6 +383,7 @@ stages(struct setup *s)
 
 		for (uint32_t n = 0; n < bursts; n++) {
 			uint64_t t0, t1, t2, t3, t4;
+			uint32_t *e;
 
 			refill(s, tmpl, pk);
 			to_mqp(s->qp)->resp.epsn = 0;
@@ -392,14 +400,11 @@ stages(struct setup *s)
 			cyc[1] += t2 - t1;
 			cyc[2] += t3 - t2;
 			cyc[3] += t4 - t3;
-			if (each != NULL) {
-				uint32_t *e = each[(size_t)k * bursts + n];
-
-				e[0] = (uint32_t)RTE_MIN(t1 - t0, (uint64_t)UINT32_MAX);
-				e[1] = (uint32_t)RTE_MIN(t2 - t1, (uint64_t)UINT32_MAX);
-				e[2] = (uint32_t)RTE_MIN(t3 - t2, (uint64_t)UINT32_MAX);
-				e[3] = (uint32_t)RTE_MIN(t4 - t3, (uint64_t)UINT32_MAX);
-			}
+			e = each[(size_t)k * bursts + n];
+			e[0] = (uint32_t)RTE_MIN(t1 - t0, UINT32_MAX);
+			e[1] = (uint32_t)RTE_MIN(t2 - t1, UINT32_MAX);
+			e[2] = (uint32_t)RTE_MIN(t3 - t2, UINT32_MAX);
+			e[3] = (uint32_t)RTE_MIN(t4 - t3, UINT32_MAX);
 		}
 		for (int i = 0; i < 4; i++)
 			r[i][k] = (double)cyc[i] * 1e9 / rte_get_tsc_hz() / ((double)bursts * BURST);
@@ -413,8 +418,7 @@ stages(struct setup *s)
 	       median(r[3], RUNS) - median(r[0], RUNS) - median(r[1], RUNS) -
 	       median(r[2], RUNS));
 	printf("%-26s %9.0f\n", "TSC ticks per packet", median(r[3], RUNS) * rte_get_tsc_hz() / 1e9);
-	if (each != NULL)
-		stages_by_state(each, (size_t)bursts * RUNS);
+	stages_by_state(each, (size_t)bursts * RUNS);
 	free(each);
 	rte_pktmbuf_free_bulk(tmpl, BURST);
 }
