@@ -194,7 +194,7 @@ dump_qps(FILE *f, const struct app_objects *o)
 			c->port, c->pd, c->cq, qp->dest_qpn, qp->resp.epsn, qp->sq_psn,
 			qp->resp.msn, s->rx_pkts, s->rx_bytes, s->acks, s->naks[0],
 			s->naks[1], s->naks[2], s->naks[3], s->rnr_naks, s->duplicates,
-			s->read_resps, s->atomics, s->acks_rx, s->drops, qp->req_sent_pkts);
+			s->read_resps, s->atomics, s->acks_rx, s->drops, qp->req.st.pkts);
 		for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
 			fprintf(f, "%s\"%s\": %" PRIu64, d > 1 ? ", " : "",
 				mwp_deny_name(d), s->denied[d]);

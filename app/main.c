@@ -58,7 +58,7 @@ monitor_tick(void *arg)
 	/* completions, and the send rings' deferred work */
 	app_objects_collect(m->objs);
 	if (m->opt->idle_exit_ms != 0) {
-		bool idle = app_objects_pending(m->objs) == 0;
+		bool idle = app_objects_outstanding(m->objs) == 0;
 
 		for (unsigned int l = 0; l < run->nb_lcores && idle; l++)
 			idle = mwp_lcore_idle_us(&run->lcores[l]) >=
@@ -101,6 +101,11 @@ assign_queues(struct app_run *run, unsigned int *poll_ids, unsigned int lpp)
 	for (unsigned int l = 0; l < run->nb_lcores; l++) {
 		run->lcores[l].lcore_id = poll_ids[l];
 		run->lcores[l].stop = &stop_flag;
+		/* its engine, and the library's queues (queue 0 of a port
+		 * owns the port's QPs) */
+		if (mwp_lcore_init(&run->lcores[l],
+				   (int)rte_lcore_to_socket_id(poll_ids[l])) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -313,8 +318,10 @@ out_objects:
 out_ports:
 	for (uint16_t pid = 0; pid < run.nb_ports; pid++)
 		mwp_ethdev_close(pid);
-	/* QPs leave their ports' tables: before the ports go */
+	/* QPs leave their ports' tables and engines: before those go */
 	app_objects_destroy(&objs);
+	for (unsigned int l = 0; l < run.nb_lcores; l++)
+		mwp_lcore_fini(&run.lcores[l]);
 	for (uint16_t pid = 0; pid < run.nb_ports; pid++)
 		mwp_port_free(run.ports[pid]);
 	rte_mempool_free(mp);

@@ -233,6 +233,16 @@ app_objects_pending(const struct app_objects *o)
 	return n;
 }
 
+unsigned int
+app_objects_outstanding(const struct app_objects *o)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < o->nb_qps; i++)
+		n += mwp_qp_sq_outstanding(o->qp[i]);
+	return n;
+}
+
 /* The smallest after_rx above rx among port's work requests not posted. */
 static uint64_t
 next_due(const struct app_objects *o, unsigned int port, uint64_t rx)
@@ -251,13 +261,15 @@ next_due(const struct app_objects *o, unsigned int port, uint64_t rx)
 
 /*
  * The lcore stopped receiving on the port after exactly g->rx frames: post
- * what is due there and run it until it has taken effect (binds and
- * invalidations are in the key table), then let the lcore go on.  The
+ * what is due there and run it on the lcore's engine until it has taken
+ * effect (binds and invalidations are in the key table; data work requests
+ * are with the requester, whose packets the lcore sends before it
+ * receives again), then let the lcore go on.  The
  * lcore is at a quiescent point: it holds no key between bursts, so it may
  * report that while a LOCAL_INV waits for a grace period.
  */
 static void
-gate_fn(struct mwp_rx_gate *g, unsigned int lcore_id)
+gate_fn(struct mwp_rx_gate *g, struct mwp_engine *eng, unsigned int lcore_id)
 {
 	struct app_gate *ag = container_of(g, struct app_gate, g);
 	struct app_objects *o = ag->o;
@@ -272,7 +284,8 @@ gate_fn(struct mwp_rx_gate *g, unsigned int lcore_id)
 	 * the main lcore's housekeeping runs it later. */
 	while (app_objects_pending(o) != 0 && rte_rdtsc() < deadline) {
 		mwp_reader_quiescent(o->ctx, lcore_id);
-		if (mwp_poll(o->ctx) != 0)
+		/* the QPs are this lcore's engine's: run it here */
+		if (mwp_engine_run(eng, rte_rdtsc()) != 0)
 			deadline = rte_rdtsc() + patience;
 	}
 	g->next = next_due(o, ag->port, g->rx);

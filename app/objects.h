@@ -67,6 +67,10 @@ void app_objects_collect(struct app_objects *o);
 /** Work requests posted and not yet executed, on any QP. */
 unsigned int app_objects_pending(const struct app_objects *o);
 
+/** Work requests posted and not yet complete (the peer may still have to
+ * answer), on any QP. */
+unsigned int app_objects_outstanding(const struct app_objects *o);
+
 /** "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR". */
 const char *app_qp_state_name(enum ibv_qp_state s);
 

@@ -164,6 +164,9 @@ bench_bind(bool with_reader)
 		reader_stop = false;
 		rte_eal_remote_launch(reader, NULL, lcore);
 	}
+	/* the window's key is the consumer's to keep (Type 2) */
+	uint32_t key = mw->rkey;
+
 	for (int r = 0; r < RUNS; r++) {
 		double t0 = now_ns();
 
@@ -172,7 +175,8 @@ bench_bind(bool with_reader)
 				.send_flags = IBV_SEND_SIGNALED }, *bad;
 
 			wr.bind_mw.mw = mw;
-			wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+			key = ibv_inc_rkey(key);
+			wr.bind_mw.rkey = key;
 			wr.bind_mw.bind_info.mr = mr;
 			wr.bind_mw.bind_info.addr = (uintptr_t)buf;
 			wr.bind_mw.bind_info.length = 64;
@@ -182,7 +186,7 @@ bench_bind(bool with_reader)
 			memset(&wr, 0, sizeof(wr));
 			wr.opcode = IBV_WR_LOCAL_INV;
 			wr.send_flags = IBV_SEND_SIGNALED;
-			wr.invalidate_rkey = mw->rkey;
+			wr.invalidate_rkey = key;
 			ibv_post_send(qp, &wr, &bad);
 			wait_one(cq);
 		}

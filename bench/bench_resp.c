@@ -83,6 +83,9 @@ struct setup {
 	struct ibv_context *ctx;
 	struct ibv_qp *qp, *uc;
 	struct mwp_port *port;
+	struct mwp_engine *eng;
+	struct mwp_queue *q;
+	struct mwp_stats st;		/* the queue's counters */
 	struct rte_mempool *mp;
 	uint32_t *keys;
 	uint32_t nkeys;
@@ -125,15 +128,27 @@ make_setup(struct setup *s, uint32_t nkeys)
 	s->mp = rte_pktmbuf_pool_create("bench_resp", 4095, 256, 0,
 					RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 	mwp_port_set_mempool(s->port, s->mp);
+	/* this thread is the engine of the port's queue 0, which owns both
+	 * QPs: no frame is handed over */
+	s->eng = mwp_engine_create(0, SOCKET_ID_ANY);
+	s->q = s->eng != NULL ? mwp_queue_create(s->eng, s->port, 0, &s->st) : NULL;
+	if (s->q == NULL) {
+		fprintf(stderr, "bench_resp: cannot create the engine and queue\n");
+		exit(1);
+	}
 	mwp_port_attach_qp(s->port, s->qp);
 	mwp_port_attach_qp(s->port, s->uc);
+	mwp_engine_start(s->eng);
 }
 
 static void
 free_setup(struct setup *s)
 {
-	mwp_port_free(s->port);
+	mwp_engine_stop(s->eng);
 	mwp_close_device(s->ctx);
+	mwp_queue_free(s->q);
+	mwp_engine_free(s->eng);
+	mwp_port_free(s->port);
 	rte_mempool_free(s->mp);
 	free(s->keys);
 	free(s->buf);
@@ -253,7 +268,7 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied,
 	struct mwp_qp *uc = to_mqp(s->uc);
 	const uint32_t bursts = quick ? 2000 : 200000;
 	struct rte_mbuf *tmpl[NTMPL][BURST], *pk[BURST], *tx[64];
-	struct mwp_stats st = { 0 };
+	struct mwp_stats *st = &s->st;
 	struct mwp_qp *qp = to_mqp(s->qp);
 	uint32_t *per_burst = malloc(sizeof(*per_burst) * bursts * RUNS);
 	double r[RUNS];
@@ -264,6 +279,7 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied,
 	}
 	for (unsigned int t = 0; t < NTMPL; t++)
 		make_burst(s, w, t, tmpl[t]);
+	memset(st, 0, sizeof(*st));
 	for (int k = 0; k < RUNS; k++) {
 		uint64_t cycles = 0;
 
@@ -277,7 +293,7 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied,
 			/* timed: the pipeline function, and freeing its answers
 			 * as a tx burst would */
 			t0 = rte_rdtsc_precise();
-			n = mwp_resp_burst(s->port, pk, BURST, tx, 64, &st);
+			n = mwp_resp_burst(s->q, pk, BURST, tx, 64);
 			rte_pktmbuf_free_bulk(tx, n);
 			t0 = rte_rdtsc_precise() - t0;
 			cycles += t0;
@@ -288,11 +304,11 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied,
 	}
 	*denied = 0;
 	for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
-		*denied += st.denied[d];
+		*denied += st->denied[d];
 	/* a figure for frames the responder dropped would mean nothing */
-	if (st.accepted + *denied != (uint64_t)bursts * BURST * RUNS) {
+	if (st->accepted + *denied != (uint64_t)bursts * BURST * RUNS) {
 		fprintf(stderr, "bench_resp: %s: %" PRIu64 " frames accepted and %" PRIu64
-			" denied of %" PRIu64 "\n", wl_name[w], st.accepted, *denied,
+			" denied of %" PRIu64 "\n", wl_name[w], st->accepted, *denied,
 			(uint64_t)bursts * BURST * RUNS);
 		exit(1);
 	}
@@ -365,7 +381,6 @@ stages(struct setup *s)
 	enum mwp_drop why[BURST];
 	const struct mwp_binding *b[BURST];
 	uint32_t rkeys[BURST];
-	struct mwp_stats st = { 0 };
 	uint32_t (*each)[4] = malloc(sizeof(*each) * bursts * RUNS);
 	double r[4][RUNS];
 
@@ -394,7 +409,7 @@ stages(struct setup *s)
 			t2 = rte_rdtsc_precise();
 			mwp_keys_lookup_burst(s->port->keys, rkeys, BURST, b);
 			t3 = rte_rdtsc_precise();
-			rte_pktmbuf_free_bulk(tx, mwp_resp_burst(s->port, pk, BURST, tx, 64, &st));
+			rte_pktmbuf_free_bulk(tx, mwp_resp_burst(s->q, pk, BURST, tx, 64));
 			t4 = rte_rdtsc_precise();
 			cyc[0] += t1 - t0;
 			cyc[1] += t2 - t1;

@@ -96,6 +96,28 @@ mwp_inside(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/**
+ * A local access through an L_Key's descriptor (an SGE of a work request):
+ * the host address of addr, or NULL if the key is not a live region of the
+ * PD, the access writes and the region lacks IBV_ACCESS_LOCAL_WRITE, or
+ * [addr, addr + len) is not inside the region (in its iova space).  The
+ * one region range check of local buffers (receives, requests, READ
+ * results).
+ *
+ * @param b
+ *   The descriptor mwp_keys_lookup gave for the L_Key, or NULL.
+ */
+static inline uint8_t *
+mwp_local_addr(const struct mwp_binding *b, uint32_t pd, uint64_t addr,
+	       uint64_t len, bool write)
+{
+	if (b == NULL || b->kind != MWP_KEY_MR || b->pd != pd ||
+	    (write && !(b->local_access & IBV_ACCESS_LOCAL_WRITE)) || addr < b->va ||
+	    !mwp_inside(addr - b->va, len, b->length))
+		return NULL;
+	return b->host + (addr - b->va);
+}
+
 /** mwp_access_check's two answers in one value. */
 struct mwp_access_verdict {
 	uint8_t *addr;		/**< as mwp_access_check's *addr */

@@ -152,8 +152,12 @@ mwp_poll(struct ibv_context *ctx)
 	int work = 0;
 
 	pthread_mutex_lock(&d->lock);
-	TAILQ_FOREACH(qp, &d->qps, next)
-		work += mwp_sq_process(qp);
+	TAILQ_FOREACH(qp, &d->qps, next) {
+		/* a running engine runs its own QPs */
+		if (qp->owner != NULL && qp->owner->eng->active)
+			continue;
+		work += mwp_sq_run(qp, UINT32_MAX);
+	}
 	pthread_mutex_unlock(&d->lock);
 	return work;
 }

@@ -38,7 +38,12 @@
 	_(WRONG_TRANSPORT, "opcode of another transport, or not a request") \
 	_(PSN_AHEAD,      "PSN ahead of expected (sequence-error NAK sent once)") \
 	_(DUPLICATE,      "duplicate that cannot be answered again")	\
+	_(RESP_STALE,     "response for a PSN already acknowledged")	\
+	_(RESP_GHOST,     "response for a PSN never sent, or none outstanding") \
+	_(RESP_IMPLICIT,  "response past a lost one: implicit NAK, sent again") \
+	_(RESP_BAD,       "response of the wrong opcode or length: BAD_RESP_ERR") \
 	_(UC_DISCARD,     "UC packet of a broken or refused message")	\
+	_(HANDOFF_FULL,   "hand-off to the QP's owning queue full")	\
 	_(NO_MBUF,        "response lost: no mbuf")			\
 	_(TX_FULL,        "response lost: tx queue full")
 

@@ -4,14 +4,9 @@
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
-#include <rte_ring.h>
 
 #include "mwp_port.h"
 #include "mwp_priv.h"
-#include "roce_req.h"
-
-/* Frames the requesters may have waiting for a port's lcore. */
-#define REQ_RING_SIZE 1024
 
 bool
 mwp_mtu_valid(unsigned int mtu)
@@ -45,45 +40,13 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 	}
 	port->dest_any_ip = !conf->has_ipv4 && !conf->has_ipv6;
 	port->index = index;
-	{
-		static uint32_t seq;
-		char name[RTE_RING_NAMESIZE];
-
-		snprintf(name, sizeof(name), "mwp_req_%u",
-			 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-		port->req_tx = rte_ring_create(name, REQ_RING_SIZE, socket,
-					       RING_F_SC_DEQ);
-	}
-	if (port->req_tx == NULL) {
-		rte_free(port);
-		rte_errno = ENOMEM;
-		return NULL;
-	}
 	return port;
 }
 
 void
 mwp_port_free(struct mwp_port *port)
 {
-	struct rte_mbuf *m[32];
-	unsigned int n;
-
-	if (port == NULL)
-		return;
-	while ((n = rte_ring_dequeue_burst(port->req_tx, (void **)m, RTE_DIM(m),
-					   NULL)) != 0)
-		rte_pktmbuf_free_bulk(m, n);
-	rte_ring_free(port->req_tx);
 	rte_free(port);
-}
-
-uint16_t
-mwp_port_req_drain(struct mwp_port *port, struct rte_mbuf **tx, uint16_t room)
-{
-	if (room == 0 || rte_ring_empty(port->req_tx))
-		return 0;
-	return (uint16_t)rte_ring_sc_dequeue_burst(port->req_tx, (void **)tx,
-						   room, NULL);
 }
 
 void
@@ -97,20 +60,28 @@ mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
 {
 	struct mwp_port_qp_slot *s = &port->qp[ibqp->qp_num & (MWP_PORT_QP_SLOTS - 1)];
 	struct mwp_qp *qp = to_mqp(ibqp);
+	struct mwp_dev *d = qp->dev;
+	int ret = 0;
 
 	if (port->ctx != NULL && port->ctx != ibqp->context)
 		return EINVAL;
-	if (s->qp != NULL && s->qp != qp)
-		return EEXIST;
-	port->ctx = ibqp->context;
-	port->keys = mwp_device_keys(ibqp->context);
-	qp->port = port;
-	s->qpn = ibqp->qp_num;
-	s->qp = qp;
-	/* data WQEs now leave as packets, unless a test hooked the ring */
-	pthread_mutex_lock(&qp->dev->lock);
-	if (qp->tx == NULL)
-		qp->tx = mwp_req_tx;
-	pthread_mutex_unlock(&qp->dev->lock);
-	return 0;
+	pthread_mutex_lock(&d->lock);
+	if (qp->port != NULL && qp->port != port) {
+		ret = EINVAL;
+	} else if (s->qp != NULL && s->qp != qp) {
+		ret = EEXIST;
+	} else if (port->queue[0] != NULL && port->queue[0]->eng->dev != NULL &&
+		   port->queue[0]->eng->dev != d) {
+		ret = EINVAL;
+	} else {
+		port->ctx = ibqp->context;
+		port->keys = mwp_device_keys(ibqp->context);
+		qp->port = port;
+		s->qpn = ibqp->qp_num;
+		s->qp = qp;
+		/* the engine of queue 0 runs it from now on */
+		mwp_engine_adopt(qp);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
 }

@@ -30,9 +30,10 @@ struct mwp_port_conf {
 };
 
 struct mwp_qp;
+struct mwp_queue;
 
-/** QPs with READ responses pending that a port lists by name. */
-#define MWP_PORT_RD_PENDING 64
+/** Queues a port may have (rx/tx queue pairs polled by engines). */
+#define MWP_PORT_MAX_QUEUES 16
 
 /** Number of QP slots in a port's direct-index table (QPN & mask). */
 #define MWP_PORT_QP_SLOTS 4096
@@ -55,20 +56,9 @@ struct mwp_port {
 	struct rte_mempool *mp;		/**< where response mbufs come from */
 	struct ibv_context *ctx;	/**< device of the attached QPs */
 	struct mwp_key_table *keys;	/**< its R_Key table */
-	uint64_t bursts;		/**< bursts processed (the owning lcore's) */
-	/** Requests our QPs send (SEND, WRITE...), made by whoever runs the
-	 *  send rings and sent by the lcore of the port's first queue
-	 *  (mwp_port_req_drain); created when the first QP is attached. */
-	struct rte_ring *req_tx;
-	/** QPs with READ responses still to send, so that an idle poll does
-	 *  not scan the QP table (the owning lcore's); past the end, a full
-	 *  scan until none is left. */
-	struct {
-		uint32_t qpn;
-		struct mwp_qp *qp;
-	} rd_pending[MWP_PORT_RD_PENDING];
-	uint16_t nb_rd_pending;		/**< entries used in rd_pending */
-	bool rd_pending_overflow;	/**< some QP with READs is not listed */
+	/** Its queues, by queue id (mwp_queue_create); queue 0's engine
+	 *  owns the port's QPs. */
+	struct mwp_queue *queue[MWP_PORT_MAX_QUEUES];
 	/** QPs by QPN & (MWP_PORT_QP_SLOTS - 1); filled by the verbs layer. */
 	struct mwp_port_qp_slot qp[MWP_PORT_QP_SLOTS];
 };
@@ -114,27 +104,19 @@ mwp_port_qp(const struct mwp_port *port, uint32_t qpn)
 }
 
 /**
- * Take up to room frames our QPs' requesters made for this port, to send
- * them.  Call from one lcore per port (the one polling its first queue).
- *
- * @return
- *   Frames stored in tx.
- */
-uint16_t mwp_port_req_drain(struct mwp_port *port, struct rte_mbuf **tx,
-			    uint16_t room);
-
-/**
  * Give a port the mempool its responses are allocated from.
  */
 void mwp_port_set_mempool(struct mwp_port *port, struct rte_mempool *mp);
 
 /**
  * Attach a QP to a port: requests for its QPN arriving on the port are
- * answered by it.  All QPs of a port belong to one device.  Control path;
- * no lcore may be polling the port.
+ * answered by it, and its own requests leave through the port.  The
+ * engine of the port's queue 0 runs it from then on.  All QPs of a port
+ * belong to one device.  Control path; no lcore may be polling the port.
  *
  * @return
- *   0; EINVAL (QP of another device, or in RESET); EEXIST (its slot is
+ *   0; EINVAL (QP of another device, or attached to another port, or
+ *   the queue 0 engine serves another device); EEXIST (its slot is
  *   taken: QPN modulo MWP_PORT_QP_SLOTS).
  */
 int mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *qp);

@@ -21,6 +21,8 @@
 #include "mwp_verbs.h"
 #include "rkey_tbl.h"
 #include "roce_build.h"
+#include "mwp_engine.h"
+#include "mwp_timer.h"
 
 /* R_Key = index << 8 | key byte.  MR and MW indices come from disjoint
  * ranges by construction. */
@@ -101,11 +103,11 @@ struct mwp_cq {
 	uint64_t overruns;		/* completions that found it full */
 };
 
-/* Internal opcode of a DET bind (fences later WQEs until complete). */
 #define MWP_WQE_F_SIGNALED	0x01
 #define MWP_WQE_F_FENCE		0x02	/* IBV_SEND_FENCE */
 #define MWP_WQE_F_DET_BIND	0x04	/* mwp_det_bind: fences what follows */
 #define MWP_WQE_F_TYPE1		0x08	/* bind posted by ibv_bind_mw */
+#define MWP_WQE_F_INLINE	0x10	/* the data is in inline[] (IBV_SEND_INLINE) */
 
 /** A send work request as the send ring holds it. */
 struct mwp_wqe {
@@ -115,11 +117,11 @@ struct mwp_wqe {
 	uint32_t send_flags;		/* as posted */
 	uint32_t num_sge;
 	uint32_t imm_or_inv;		/* imm_data (network order) or rkey */
-	uint32_t pad;
+	uint32_t inline_len;		/* MWP_WQE_F_INLINE: bytes in inline[] */
 	union {
 		struct {
 			uint32_t mw_index;
-			uint32_t mw_rkey;	/* mw->rkey when posted */
+			uint32_t mw_rkey;	/* Type 1: mw->rkey when posted */
 			uint32_t new_rkey;
 			uint32_t mr_lkey;	/* 0: no region (unbind) */
 			uint64_t addr;
@@ -134,37 +136,38 @@ struct mwp_wqe {
 		} rdma;
 	};
 	struct ibv_sge sge[MWP_MAX_SGE];
+	uint8_t inline_data[MWP_MAX_INLINE];	/* copied at post time */
 };
 
-/** What the requester hook did with a data WQE. */
-enum mwp_tx_result {
-	MWP_TX_BUSY = 0,	/* not now: the WQE stays at the ring head */
-	MWP_TX_DONE,		/* sent and complete */
-	MWP_TX_PENDING,		/* sent; mwp_qp_tx_complete() completes it */
-	/* not sent; the WQE completes with an error and the QP goes to ERR */
-	MWP_TX_UNSUPPORTED,	/* IBV_WC_LOC_QP_OP_ERR */
-	MWP_TX_LOC_PROT,	/* IBV_WC_LOC_PROT_ERR: an SGE outside its MR */
-	MWP_TX_LOC_LEN,		/* IBV_WC_LOC_LEN_ERR: too long a message */
+/* Where an executed WQE is on its way to its completion. */
+enum mwp_swqe_state {
+	MWP_SWQE_READY,		/* complete: deliver in order */
+	MWP_SWQE_GRACE,		/* complete once the RCU token has expired */
+	MWP_SWQE_REQ,		/* a data WQE with the requester (roce_req.c) */
 };
 
-/** Hand a data WQE (SEND, WRITE, READ, ATOMIC...) to the requester. */
-typedef enum mwp_tx_result (*mwp_tx_fn)(struct mwp_qp *qp,
-					 const struct mwp_wqe *w, void *arg);
-
-/* An executed WQE waiting for its completion to be delivered in order. */
-enum mwp_cqe_state {
-	MWP_CQE_READY,		/* deliver now */
-	MWP_CQE_GRACE,		/* deliver once the RCU token has expired */
-	MWP_CQE_OUTSTANDING,	/* on the wire: the requester completes it */
-};
-
-struct mwp_pending {
+/*
+ * A WQE from its execution to its completion: the send queue's window,
+ * in posting order.  A data WQE stays here, with the requester's state,
+ * until the peer has acknowledged it (RC) or it is sent (UC): go-back-N
+ * rebuilds its packets from it.
+ */
+struct mwp_swqe {
+	struct mwp_wqe w;
 	struct ibv_wc wc;
-	uint64_t token;		/* MWP_CQE_GRACE */
-	uint8_t state;		/* enum mwp_cqe_state */
+	uint64_t token;		/* MWP_SWQE_GRACE */
+	uint8_t state;		/* enum mwp_swqe_state */
 	uint8_t signaled;
 	uint8_t rd_atomic;	/* a READ or ATOMIC (IBV_SEND_FENCE waits) */
 	uint8_t det_bind;	/* fences everything after it */
+	/* requester (MWP_SWQE_REQ) */
+	uint8_t started;	/* PSNs given; packets have been sent */
+	uint8_t sent;		/* every packet has been sent once */
+	uint32_t total;		/* message bytes */
+	uint32_t npsn;		/* PSNs it uses (a READ: its responses') */
+	uint32_t first_psn, last_psn;
+	uint32_t resp_psn;	/* READ, ATOMIC: the next response expected */
+	uint32_t rd_req_psn;	/* READ: the PSN of the last request sent */
 };
 
 struct mwp_rwqe {
@@ -173,7 +176,6 @@ struct mwp_rwqe {
 	struct ibv_sge sge[MWP_MAX_SGE];
 };
 
-#define MWP_REQ_OUT		64	/* RC requests awaiting an ACK */
 #define MWP_ATOMIC_CACHE	16	/* atomics remembered for replays */
 #define MWP_MAX_RD		16	/* READ requests being answered */
 
@@ -244,6 +246,53 @@ struct mwp_resp {
 	struct mwp_qp_stats st;
 };
 
+/* Requester counters (the owning engine's). */
+struct mwp_req_stats {
+	uint64_t pkts;		/* request packets sent, first sends */
+	uint64_t bytes;		/* their payload bytes */
+	uint64_t retrans;	/* request packets sent again */
+	uint64_t timeouts;	/* local ACK timeouts */
+	uint64_t seq_naks;	/* PSN sequence error NAKs received */
+	uint64_t rnr_naks;	/* RNR NAKs received */
+	uint64_t fatal_naks;	/* NAKs 0x61-0x63 (and reserved codes) received */
+	uint64_t acks;		/* ACKs, READ responses, ATOMIC ACKs accepted */
+	uint64_t implicit_naks;	/* responses that skipped a READ or ATOMIC's */
+	uint64_t dup_resps;	/* duplicates: PSN already acknowledged */
+	uint64_t ghost_resps;	/* PSN never sent, or nothing outstanding */
+	uint64_t bad_resps;	/* unexpected opcode or length: BAD_RESP_ERR */
+	uint64_t read_bytes;	/* READ response bytes placed */
+	uint64_t no_mbuf;	/* a packet waited: no mbuf */
+	uint64_t unresolved;	/* a send waited for the peer's MAC */
+};
+
+/* The requester side of an RC/UC QP (IBA 9.7.4, 9.7.5.2, 9.7.6). */
+struct mwp_req {
+	uint32_t psn;		/* the next new request's PSN */
+	uint32_t una;		/* RC: the oldest PSN not acknowledged */
+	uint32_t tx_psn;	/* the next PSN to (re)send */
+	uint32_t sent_psn;	/* the first PSN never sent */
+	uint32_t tx_pos;	/* the send queue position holding tx_psn, or
+				 * the next WQE to start */
+	uint32_t rd_out;	/* READs and ATOMICs started, not complete */
+	uint32_t nb_unsent;	/* data WQEs in the window not yet sent whole
+				 * once: a bind or invalidation after them
+				 * waits (the send queue runs in order) */
+	uint32_t rnr_psn;	/* the PSN an RNR NAK named */
+	uint8_t retry_left;	/* retries left (timeouts, sequence NAKs) */
+	uint8_t rnr_left;	/* RNR retries left; rnr_retry 7: forever */
+	uint8_t rnr_wait;	/* waiting out an RNR NAK's timer */
+	uint8_t have_mac;	/* mac is the peer's */
+	uint64_t ack_clock;	/* when the oldest unacknowledged packet was
+				 * last sent, or progress last made */
+	uint64_t mac_tsc;	/* when mac was last looked up */
+	struct rte_ether_addr mac;	/* the peer's */
+	struct mwp_flow flow;	/* the headers towards it (have_mac) */
+	struct mwp_timer tmr;	/* the local ACK or RNR timer */
+	struct mwp_req_stats st;
+};
+
+struct mwp_queue;
+
 struct mwp_qp {
 	struct ibv_qp ibqp;
 	TAILQ_ENTRY(mwp_qp) next;
@@ -252,12 +301,14 @@ struct mwp_qp {
 	bool sq_sig_all;
 	uint32_t max_send_wr, max_recv_wr;
 	uint32_t max_send_sge, max_recv_sge, max_inline;
-	/* send queue: posted (ring) then executed (pending, in order) */
+	/* send queue: posted (ring), then executed (swq, in order) */
 	struct rte_ring *sq;		/* of struct mwp_wqe */
-	struct mwp_pending *pend;	/* [max_send_wr], circular */
-	uint32_t pend_head, pend_count;
+	struct mwp_swqe *swq;		/* [swq_mask + 1] */
+	uint32_t swq_mask;
+	uint32_t sq_head, sq_tail;	/* swq positions: oldest not delivered,
+					 * next free (free-running) */
 	uint32_t sq_used;		/* posted and not yet completed */
-	uint32_t rd_atomic_out;		/* READ/ATOMIC outstanding */
+	uint32_t rd_atomic_out;		/* READ/ATOMIC executed, not complete */
 	uint32_t det_bind_out;		/* DET binds not yet completed */
 	struct rte_ring *rq;		/* of struct mwp_rwqe */
 	/* attributes */
@@ -266,19 +317,23 @@ struct mwp_qp {
 	uint32_t dest_qpn, rq_psn, sq_psn;
 	uint8_t max_dest_rd_atomic, max_rd_atomic;
 	uint8_t min_rnr_timer;
+	uint8_t timeout;		/* local ACK timeout: 4.096 us << timeout */
+	uint8_t retry_cnt, rnr_retry;
 	uint8_t port_num;
 	uint8_t peer_gid[16];		/* IPv6, or ::ffff:a.b.c.d */
 	bool peer_ipv4;
 	uint8_t transport;		/* enum roce_transport of qp_type */
-	/* requester: the hook data WQEs leave through (roce_req.c's once
-	 * attached to a port, or a test's), and RC WQEs awaiting an ACK */
-	mwp_tx_fn tx;
-	void *tx_arg;
-	struct rte_ether_addr peer_mac;	/* where our requests go */
+	struct rte_ether_addr peer_mac;	/* configured: no address resolution */
 	bool has_peer_mac;
-	uint32_t req_out[MWP_REQ_OUT];	/* last PSN of each, oldest first */
-	uint32_t req_head, req_count;
-	uint64_t req_sent_pkts;
+	/* the engine that runs it (mwp_engine.c), and its place there */
+	struct mwp_queue *owner;	/* NULL: mwp_poll runs its send queue */
+	TAILQ_ENTRY(mwp_qp) eng_link;	/* in its engine's QPs */
+	TAILQ_ENTRY(mwp_qp) sq_link;	/* in the engine's send-queue list */
+	TAILQ_ENTRY(mwp_qp) tx_link;	/* in its queue's list of senders */
+	uint8_t on_sq_list, on_tx_list;
+	uint8_t db_rung;		/* a doorbell for it is in the engine's ring */
+	/* the requester */
+	struct mwp_req req;
 	/* responder: the port it is attached to, and its state */
 	struct mwp_port *port;
 	struct mwp_resp resp;
@@ -305,12 +360,38 @@ int mwp_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 /* internal helpers */
 struct mwp_mr *mwp_mr_by_key(struct mwp_dev *d, uint32_t key);
 struct mwp_mw *mwp_mw_by_key(struct mwp_dev *d, uint32_t key);
-int mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w);
-int mwp_sq_process(struct mwp_qp *qp);
-void mwp_sq_reset(struct mwp_qp *qp);
 int mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc);
-void mwp_qp_to_err(struct mwp_qp *qp);
 uint32_t mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw);
+
+/*
+ * The QP's send queue (mwp_sq.c).  Everything but mwp_sq_post runs on the
+ * thread that runs the QP: its engine's, or mwp_poll's (holding the device
+ * lock) when it has none or its engine is stopped.
+ */
+int mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w);
+/* Execute up to max of the WQEs posted, in order, as far as they can go
+ * (binds and invalidations need the device lock: a caller passes max > 0
+ * only while it holds it), deliver completions in order, flush in ERR.
+ * Returns the work done. */
+int mwp_sq_run(struct mwp_qp *qp, unsigned int max);
+/* Deliver what is complete, in order, to the send CQ. */
+int mwp_sq_deliver(struct mwp_qp *qp);
+/* Drop everything without completions (RESET). */
+void mwp_sq_reset(struct mwp_qp *qp);
+/* The requester's: a data WQE is complete with this status (an error
+ * moves the QP to ERR). */
+void mwp_sq_complete(struct mwp_qp *qp, struct mwp_swqe *e,
+		     enum ibv_wc_status status);
+
+/* Position pos of a QP's send queue window. */
+static inline struct mwp_swqe *
+mwp_swqe_at(const struct mwp_qp *qp, uint32_t pos)
+{
+	return &qp->swq[pos & qp->swq_mask];
+}
+
+/* Move a QP to ERR (its runner flushes it). */
+void mwp_qp_to_err(struct mwp_qp *qp);
 
 /**
  * A received SEND with invalidate names rkey (section 4): invalidate it if
@@ -325,18 +406,6 @@ uint32_t mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw);
  *   or bound to another QP): nothing is invalidated.
  */
 int mwp_mw_remote_invalidate(struct mwp_qp *qp, uint32_t rkey);
-
-/**
- * Set the requester hook of a QP (tests and, later, the requester): data
- * WQEs leave the ring through it, in order.
- */
-void mwp_qp_set_tx(struct ibv_qp *qp, mwp_tx_fn fn, void *arg);
-
-/** Complete the oldest outstanding data WQE of a QP with a status. */
-int mwp_qp_tx_complete(struct ibv_qp *qp, enum ibv_wc_status status);
-
-/** mwp_qp_tx_complete with the device lock held. */
-int mwp_qp_tx_complete_locked(struct mwp_qp *qp, enum ibv_wc_status status);
 
 /**
  * Complete the oldest posted receive of a QP (the responder's call when a
@@ -366,5 +435,75 @@ int mwp_qp_recv_complete(struct ibv_qp *qp, enum ibv_wc_opcode opcode,
 			 uint32_t byte_len, unsigned int wc_flags,
 			 uint32_t imm_or_inv, enum ibv_wc_status status,
 			 uint64_t *wr_id);
+
+/* ---- engines and queues (mwp_engine.c; see mwp_engine.h) ---- */
+
+/* QPs with READ responses pending that a queue lists by name. */
+#define MWP_QUEUE_RD_PENDING	64
+/* Queues one engine polls. */
+#define MWP_ENGINE_MAX_QUEUES	8
+
+struct mwp_queue {
+	struct mwp_engine *eng;
+	struct mwp_port *port;
+	struct mwp_stats *st;		/* its thread's counters for the port */
+	uint16_t queue_id;
+	uint64_t bursts;		/* mwp_resp_burst calls: a burst's number */
+	/* QPs with READ responses still to send, so that a pass does not
+	 * scan the QP table; past the end, a full scan until none is left */
+	struct {
+		uint32_t qpn;
+		struct mwp_qp *qp;
+	} rd_pending[MWP_QUEUE_RD_PENDING];
+	uint16_t nb_rd_pending;
+	bool rd_pending_overflow;
+	TAILQ_HEAD(, mwp_qp) tx_list;	/* owned QPs with requests to send */
+	struct rte_ring *handoff;	/* frames for its QPs, from other queues */
+	uint64_t handoff_out, handoff_in;
+};
+
+struct mwp_engine {
+	unsigned int id;
+	bool active;			/* a thread runs it */
+	pthread_t thread;		/* ... this one */
+	struct mwp_dev *dev;		/* of its QPs (one device per engine) */
+	uint64_t now;			/* the time of this pass (TSC) */
+	uint64_t tsc_hz;
+	struct rte_ring *db;		/* QPs whose send queue was rung */
+	struct rte_ring *cmd;		/* control requests (struct mwp_engine_cmd) */
+	TAILQ_HEAD(, mwp_qp) qps;	/* the QPs it owns */
+	TAILQ_HEAD(, mwp_qp) sq_list;	/* ... whose send queue must run */
+	uint32_t nb_sq;			/* QPs on sq_list */
+	struct mwp_timer_wheel tw;
+	struct mwp_queue *queue[MWP_ENGINE_MAX_QUEUES];
+	uint16_t nb_queues;
+	struct mwp_engine_stats st;
+};
+
+/* A QP's send queue must run on its engine soon (the engine's thread, or
+ * mwp_poll's under the device lock while the engine is stopped). */
+void mwp_engine_kick_sq(struct mwp_qp *qp);
+/* The QP's requester has packets to send (the same threads). */
+void mwp_engine_kick_tx(struct mwp_qp *qp);
+/* Any thread: work was posted to the QP's send queue. */
+void mwp_engine_doorbell(struct mwp_qp *qp);
+
+/* What a control thread asks of a QP's engine. */
+enum mwp_engine_op {
+	MWP_ENGINE_ATTACH,	/* own the QP (it was attached to a port) */
+	MWP_ENGINE_DETACH,	/* forget the QP (it is being destroyed) */
+	MWP_ENGINE_RESET,	/* the QP went to RESET: clear its state */
+};
+
+/*
+ * Run op for qp on the thread of its engine and wait until it is done (or
+ * do it here, if the engine is stopped).  Called with the device lock
+ * held; returns with it held (it is dropped while waiting).
+ */
+void mwp_engine_qp_op(struct mwp_qp *qp, enum mwp_engine_op op);
+
+/* Give a QP attached to a port its owner (the port's queue 0, if any).
+ * Device lock held. */
+void mwp_engine_adopt(struct mwp_qp *qp);
 
 #endif /* MWP_PRIV_H */

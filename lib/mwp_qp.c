@@ -12,6 +12,7 @@
 
 #include "mwp_port.h"
 #include "mwp_priv.h"
+#include "roce_req.h"
 
 static unsigned int next_ring_id;
 
@@ -94,15 +95,18 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	 * HTS keeps that safe and allows peeking. */
 	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), qp->max_recv_wr,
 			   d->socket, RING_F_MC_HTS_DEQ);
-	qp->pend = calloc(qp->max_send_wr, sizeof(*qp->pend));
-	if (qp->sq == NULL || qp->rq == NULL || qp->pend == NULL) {
+	/* the window holds every WQE from execution to completion */
+	qp->swq_mask = rte_align32pow2(qp->max_send_wr) - 1;
+	qp->swq = calloc(qp->swq_mask + 1, sizeof(*qp->swq));
+	if (qp->sq == NULL || qp->rq == NULL || qp->swq == NULL) {
 		rte_ring_free(qp->sq);
 		rte_ring_free(qp->rq);
-		free(qp->pend);
+		free(qp->swq);
 		free(qp);
 		errno = ENOMEM;
 		return NULL;
 	}
+	mwp_req_init(qp);
 	qp->scq = to_mcq(a->send_cq);
 	qp->rcq = to_mcq(a->recv_cq);
 	qp->path_mtu = IBV_MTU_1024;
@@ -113,7 +117,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 			pthread_mutex_unlock(&d->lock);
 			rte_ring_free(qp->sq);
 			rte_ring_free(qp->rq);
-			free(qp->pend);
+			free(qp->swq);
 			free(qp);
 			errno = EEXIST;
 			return NULL;
@@ -157,6 +161,9 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 			s->qpn = 0;
 		}
 	}
+	/* its engine lets go of it (timers, lists, doorbells) */
+	if (qp->owner != NULL)
+		mwp_engine_qp_op(qp, MWP_ENGINE_DETACH);
 	TAILQ_REMOVE(&d->qps, qp, next);
 	qp->scq->users--;
 	qp->rcq->users--;
@@ -168,7 +175,7 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
 	rte_ring_free(qp->sq);
 	rte_ring_free(qp->rq);
-	free(qp->pend);
+	free(qp->swq);
 	free(qp);
 	return 0;
 }
@@ -237,6 +244,13 @@ check_attrs(const struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 		return EINVAL;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->ibqp.state)
 		return EINVAL;
+	/* IBA: 5-bit timeout, 3-bit retry counts */
+	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
+		return EINVAL;
+	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return EINVAL;
+	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return EINVAL;
 	return 0;
 }
 
@@ -269,6 +283,12 @@ apply_attrs(struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 		qp->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IBV_QP_MIN_RNR_TIMER)
 		qp->min_rnr_timer = a->min_rnr_timer & 0x1f;
+	if (mask & IBV_QP_TIMEOUT)
+		qp->timeout = a->timeout;
+	if (mask & IBV_QP_RETRY_CNT)
+		qp->retry_cnt = a->retry_cnt;
+	if (mask & IBV_QP_RNR_RETRY)
+		qp->rnr_retry = a->rnr_retry;
 }
 
 int
@@ -314,10 +334,20 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		}
 	}
 	if (to == IBV_QPS_RESET) {
+		/* its engine drops the QP's timers and lists first */
+		if (qp->owner != NULL)
+			mwp_engine_qp_op(qp, MWP_ENGINE_RESET);
+		else
+			mwp_req_reset(qp);
 		mwp_sq_reset(qp);	/* drops work without completions */
 		memset(&qp->resp, 0, sizeof(qp->resp));
 	}
+	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
+		mwp_req_start(qp);	/* nothing can be posted before this */
 	__atomic_store_n(&ibqp->state, to, __ATOMIC_RELEASE);
+	/* ERR: its runner flushes what is posted and outstanding */
+	if (to == IBV_QPS_ERR)
+		mwp_engine_doorbell(qp);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return 0;
 }
@@ -326,6 +356,8 @@ void
 mwp_qp_to_err(struct mwp_qp *qp)
 {
 	__atomic_store_n(&qp->ibqp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+	/* its runner flushes it: on its engine, on the next pass */
+	mwp_engine_kick_sq(qp);
 }
 
 /* Which opcodes each transport may post (IBA 10.8.2; rxe's table). */
@@ -416,10 +448,24 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		uint64_t total = 0;
 
+		/* the data is copied now: the consumer may reuse its buffers
+		 * as soon as the call returns, and no lkey is checked */
+		if (wr->opcode == IBV_WR_RDMA_READ ||
+		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+			return EINVAL;
 		for (int i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
-		if (total > qp->max_inline)
+		if (total > qp->max_inline || total > sizeof(w->inline_data))
 			return EINVAL;
+		for (int i = 0; i < wr->num_sge; i++) {
+			memcpy(w->inline_data + w->inline_len,
+			       (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			w->inline_len += wr->sg_list[i].length;
+		}
+		w->flags |= MWP_WQE_F_INLINE;
+		return 0;
 	}
 	w->num_sge = (uint32_t)wr->num_sge;
 	if (wr->num_sge > 0)
@@ -441,10 +487,10 @@ mwp_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			ret = mwp_sq_post(qp, &w);
 		if (ret != 0)
 			break;
-		/* Type 2: like Type 1, mw->rkey holds the new key once the
-		 * bind is posted (the consumer restores it on failure). */
-		if (wr->opcode == IBV_WR_BIND_MW)
-			wr->bind_mw.mw->rkey = w.bind.new_rkey;
+		/* A Type 2 bind leaves mw->rkey alone: the new key is the
+		 * consumer's (wr->bind_mw.rkey), to use once the bind has
+		 * completed, as with rdma-core's providers; a bind that fails
+		 * or is flushed changes nothing it holds. */
 	}
 	if (ret != 0 && bad_wr != NULL)
 		*bad_wr = wr;
@@ -480,17 +526,6 @@ mwp_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ret;
 }
 
-void
-mwp_qp_set_tx(struct ibv_qp *ibqp, mwp_tx_fn fn, void *arg)
-{
-	struct mwp_qp *qp = to_mqp(ibqp);
-
-	pthread_mutex_lock(&qp->dev->lock);
-	qp->tx = fn;
-	qp->tx_arg = arg;
-	pthread_mutex_unlock(&qp->dev->lock);
-}
-
 int
 mwp_qp_set_peer_mac(struct ibv_qp *ibqp, const struct rte_ether_addr *mac)
 {
@@ -500,8 +535,10 @@ mwp_qp_set_peer_mac(struct ibv_qp *ibqp, const struct rte_ether_addr *mac)
 		return EINVAL;
 	pthread_mutex_lock(&qp->dev->lock);
 	rte_ether_addr_copy(mac, &qp->peer_mac);
-	qp->has_peer_mac = true;
+	__atomic_store_n(&qp->has_peer_mac, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&qp->dev->lock);
+	/* its engine looks at it again */
+	mwp_engine_doorbell(qp);
 	return 0;
 }
 
@@ -509,4 +546,10 @@ unsigned int
 mwp_qp_sq_queued(struct ibv_qp *ibqp)
 {
 	return rte_ring_count(to_mqp(ibqp)->sq);
+}
+
+unsigned int
+mwp_qp_sq_outstanding(struct ibv_qp *ibqp)
+{
+	return __atomic_load_n(&to_mqp(ibqp)->sq_used, __ATOMIC_ACQUIRE);
 }

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The send queue of a QP: WQEs execute in posting order (BIND_MW and
- * LOCAL_INV against the key table here; data WQEs through the requester
- * hook), then wait in an ordered list until they are complete -- for an
- * invalidation, until an RCU grace period has passed, so that a
- * completion the consumer sees means no reader can still use the old key
- * (C10-68) -- and complete in posting order.  A failed WQE moves the QP
- * to ERR; everything after it completes with WR_FLUSH_ERR.
+ * The send queue of a QP: WQEs execute in posting order -- BIND_MW and
+ * LOCAL_INV against the key table here, data WQEs by handing them to the
+ * requester (roce_req.c) -- and then wait in the QP's window until they
+ * are complete: an invalidation until an RCU grace period has passed, so
+ * that a completion the consumer sees means no reader can still use the
+ * old key (C10-68); a data WQE until the peer acknowledged it (RC) or it
+ * was sent (UC).  Completions are delivered in posting order.  A failed
+ * WQE moves the QP to ERR; everything after it completes with
+ * WR_FLUSH_ERR.
  *
- * Runs under the device lock (mwp_poll).
+ * Runs on the thread that runs the QP: its engine's, or mwp_poll's under
+ * the device lock (mwp_priv.h).
  */
 #include <errno.h>
 #include <string.h>
@@ -17,6 +20,7 @@
 #include <rte_ring_peek.h>
 
 #include "mwp_priv.h"
+#include "mwp_engine.h"
 #include "roce_req.h"
 
 static enum ibv_wc_opcode
@@ -65,6 +69,7 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
+	mwp_engine_doorbell(qp);
 	return 0;
 }
 
@@ -83,10 +88,15 @@ exec_bind(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
 	bool type2;
 
 	*revoked = 0;
-	/* The window's current key must be the one the consumer held. */
-	if (mw == NULL || mw->cur_rkey != w->bind.mw_rkey)
+	if (mw == NULL)
 		return IBV_WC_MW_BIND_ERR;
 	type2 = mw->ibmw.type == IBV_MW_TYPE_2;
+	/* Type 1: the window's current key must be the one the consumer
+	 * held (ibv_bind_mw advanced mw->rkey from it).  Type 2: the key is
+	 * the consumer's to keep (mw->rkey is left alone, as rdma-core's
+	 * providers do), and the window must be FREE below. */
+	if (!type2 && mw->cur_rkey != w->bind.mw_rkey)
+		return IBV_WC_MW_BIND_ERR;
 	/* The region's lkey must be current. */
 	if (w->bind.mr_lkey != 0) {
 		mr = mwp_mr_by_key(d, w->bind.mr_lkey);
@@ -174,41 +184,46 @@ exec_local_inv(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
 	return IBV_WC_SUCCESS;
 }
 
-/* ---- the ordered completion list ---- */
+/* ---- the window, and completions in order ---- */
 
-static struct mwp_pending *
-pend_push(struct mwp_qp *qp, const struct mwp_wqe *w, enum ibv_wc_status st)
+static struct mwp_swqe *
+swq_push(struct mwp_qp *qp, const struct mwp_wqe *w, enum ibv_wc_status st)
 {
-	struct mwp_pending *e =
-		&qp->pend[(qp->pend_head + qp->pend_count) % qp->max_send_wr];
+	struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_tail++);
 
-	memset(e, 0, sizeof(*e));
+	memset(&e->wc, 0, sizeof(e->wc));
+	e->w = *w;
 	e->wc.wr_id = w->wr_id;
 	e->wc.status = st;
 	e->wc.opcode = wc_opcode(w->opcode);
 	e->wc.qp_num = qp->ibqp.qp_num;
-	e->state = MWP_CQE_READY;
+	e->state = MWP_SWQE_READY;
 	e->signaled = qp->sq_sig_all || (w->flags & MWP_WQE_F_SIGNALED);
-	qp->pend_count++;
+	e->rd_atomic = 0;
+	e->det_bind = 0;
+	e->started = 0;
 	return e;
 }
 
 /* Deliver completed entries in order; stop at the first that is not
  * complete, or when the CQ is full (an overrun: the QP goes to ERR and the
  * completion waits, never dropped). */
-static int
-deliver(struct mwp_qp *qp)
+int
+mwp_sq_deliver(struct mwp_qp *qp)
 {
 	int n = 0;
 
-	while (qp->pend_count > 0) {
-		struct mwp_pending *e = &qp->pend[qp->pend_head];
+	while (qp->sq_head != qp->sq_tail) {
+		struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_head);
 
-		if (e->state == MWP_CQE_OUTSTANDING)
+		if (e->state == MWP_SWQE_REQ)
 			break;
-		if (e->state == MWP_CQE_GRACE &&
-		    rte_rcu_qsbr_check(qp->dev->rcu, e->token, false) != 1)
+		if (e->state == MWP_SWQE_GRACE &&
+		    rte_rcu_qsbr_check(qp->dev->rcu, e->token, false) != 1) {
+			/* look again on the engine's next pass */
+			mwp_engine_kick_sq(qp);
 			break;
+		}
 		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
 		    mwp_cq_push(qp->scq, &e->wc) != 0) {
 			mwp_qp_to_err(qp);
@@ -216,12 +231,37 @@ deliver(struct mwp_qp *qp)
 		}
 		if (e->det_bind)
 			qp->det_bind_out--;
-		qp->pend_head = (qp->pend_head + 1) % qp->max_send_wr;
-		qp->pend_count--;
+		qp->sq_head++;
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		n++;
 	}
+	/* the head of the ring may have waited for these (LOCAL_INV's
+	 * implicit fence, a DET bind's) */
+	if (n != 0 && rte_ring_count(qp->sq) != 0)
+		mwp_engine_kick_sq(qp);
 	return n;
+}
+
+void
+mwp_sq_complete(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status status)
+{
+	e->state = MWP_SWQE_READY;
+	e->wc.status = status;
+	/* bytes only where verbs providers give them (mlx5): a READ's, an
+	 * ATOMIC's 8; not a SEND's or a WRITE's */
+	if (status == IBV_WC_SUCCESS && e->w.opcode == IBV_WR_RDMA_READ)
+		e->wc.byte_len = e->total;
+	else if (status == IBV_WC_SUCCESS && e->rd_atomic)
+		e->wc.byte_len = sizeof(uint64_t);
+	if (e->rd_atomic) {
+		qp->rd_atomic_out--;
+		e->rd_atomic = 0;
+	}
+	if (status != IBV_WC_SUCCESS)
+		mwp_qp_to_err(qp);
+	/* a WQE may have waited for this one (a fence, LOCAL_INV) */
+	if (rte_ring_count(qp->sq) != 0 || status != IBV_WC_SUCCESS)
+		mwp_engine_kick_sq(qp);
 }
 
 /* May the WQE at the head run now? (section 5) */
@@ -232,7 +272,12 @@ blocked(const struct mwp_qp *qp, const struct mwp_wqe *w)
 	if (qp->det_bind_out != 0)
 		return true;
 	/* LOCAL_INV: an implicit fence on every earlier WQE. */
-	if (w->opcode == IBV_WR_LOCAL_INV && qp->pend_count != 0)
+	if (w->opcode == IBV_WR_LOCAL_INV && qp->sq_head != qp->sq_tail)
+		return true;
+	/* In order: a bind or an invalidation waits until every earlier
+	 * data WQE is on the wire. */
+	if ((w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV) &&
+	    qp->req.nb_unsent != 0)
 		return true;
 	/* IBV_SEND_FENCE: earlier READs and ATOMICs must be complete. */
 	if ((w->flags & MWP_WQE_F_FENCE) && qp->rd_atomic_out != 0)
@@ -240,12 +285,13 @@ blocked(const struct mwp_qp *qp, const struct mwp_wqe *w)
 	return false;
 }
 
-/* Run the WQE at the head.  Returns false if it cannot leave yet. */
+/* Run the WQE at the head.  Returns false if it cannot leave the ring
+ * yet. */
 static bool
 execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 {
 	enum ibv_wc_status st;
-	struct mwp_pending *e;
+	struct mwp_swqe *e;
 	uint32_t revoked = 0;
 
 	*failed = false;
@@ -256,44 +302,42 @@ execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 	case IBV_WR_LOCAL_INV:
 		st = exec_local_inv(qp, w, &revoked);
 		break;
-	default: {
-		enum mwp_tx_result r = qp->tx != NULL ?
-				       qp->tx(qp, w, qp->tx_arg) : MWP_TX_BUSY;
-
-		if (r == MWP_TX_BUSY)
-			return false;	/* the ring holds it */
-		if (r >= MWP_TX_UNSUPPORTED) {
-			st = r == MWP_TX_LOC_PROT ? IBV_WC_LOC_PROT_ERR :
-			     r == MWP_TX_LOC_LEN ? IBV_WC_LOC_LEN_ERR :
-			     IBV_WC_LOC_QP_OP_ERR;
-			pend_push(qp, w, st);
+	default:
+		/* a data WQE needs a wire: a QP on no port keeps it */
+		if (qp->port == NULL)
+			return false;
+		e = swq_push(qp, w, IBV_WC_SUCCESS);
+		st = mwp_req_prepare(qp, e);
+		if (st != IBV_WC_SUCCESS) {
+			e->wc.status = st;
 			*failed = true;
 			return true;
 		}
-		e = pend_push(qp, w, IBV_WC_SUCCESS);
-		if (r == MWP_TX_PENDING) {
-			e->state = MWP_CQE_OUTSTANDING;
-			e->rd_atomic = is_rd_atomic(w->opcode);
-			qp->rd_atomic_out += e->rd_atomic;
+		e->state = MWP_SWQE_REQ;
+		e->sent = 0;
+		qp->req.nb_unsent++;
+		if (is_rd_atomic(w->opcode)) {
+			e->rd_atomic = 1;
+			qp->rd_atomic_out++;
 		}
+		mwp_engine_kick_tx(qp);
 		return true;
 	}
-	}
-	e = pend_push(qp, w, st);
+	e = swq_push(qp, w, st);
 	if (w->flags & MWP_WQE_F_DET_BIND) {
 		e->det_bind = 1;
 		qp->det_bind_out++;
 	}
 	if (revoked) {
-		e->state = MWP_CQE_GRACE;
+		e->state = MWP_SWQE_GRACE;
 		e->token = rte_rcu_qsbr_start(qp->dev->rcu);
 	}
 	*failed = st != IBV_WC_SUCCESS;
 	return true;
 }
 
-/* In ERR: every WQE still in the ring completes with WR_FLUSH_ERR (always
- * reported), and so does every posted receive. */
+/* In ERR: the requester's WQEs and every WQE still in the ring complete
+ * with WR_FLUSH_ERR (always reported), and so does every posted receive. */
 static int
 flush(struct mwp_qp *qp)
 {
@@ -301,24 +345,22 @@ flush(struct mwp_qp *qp)
 	struct mwp_rwqe r;
 	int n = 0;
 
-	/* our requester's requests on the wire will never be answered now */
-	if (qp->tx == mwp_req_tx && qp->req_count != 0) {
-		for (uint32_t i = 0; i < qp->pend_count; i++) {
-			struct mwp_pending *e =
-				&qp->pend[(qp->pend_head + i) % qp->max_send_wr];
+	/* requests on the wire will never be answered now */
+	mwp_req_stop(qp);
+	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++) {
+		struct mwp_swqe *e = mwp_swqe_at(qp, pos);
 
-			if (e->state == MWP_CQE_OUTSTANDING) {
-				e->state = MWP_CQE_READY;
-				e->wc.status = IBV_WC_WR_FLUSH_ERR;
-				qp->rd_atomic_out -= e->rd_atomic;
-				n++;
-			}
+		if (e->state == MWP_SWQE_REQ) {
+			e->state = MWP_SWQE_READY;
+			e->wc.status = IBV_WC_WR_FLUSH_ERR;
+			n++;
 		}
-		qp->req_count = 0;
+		e->rd_atomic = 0;
 	}
-	while (qp->pend_count < qp->max_send_wr &&
-	       rte_ring_dequeue_elem(qp->sq, &w, sizeof(w)) == 0) {
-		pend_push(qp, &w, IBV_WC_WR_FLUSH_ERR);
+	qp->rd_atomic_out = 0;
+	qp->req.nb_unsent = 0;
+	while (rte_ring_dequeue_elem(qp->sq, &w, sizeof(w)) == 0) {
+		swq_push(qp, &w, IBV_WC_WR_FLUSH_ERR);
 		n++;
 	}
 	while (rte_ring_dequeue_bulk_elem_start(qp->rq, &r, sizeof(r), 1, NULL) == 1) {
@@ -338,32 +380,39 @@ flush(struct mwp_qp *qp)
 }
 
 int
-mwp_sq_process(struct mwp_qp *qp)
+mwp_sq_run(struct mwp_qp *qp, unsigned int max)
 {
-	enum ibv_qp_state st = qp->ibqp.state;
-	int work;
+	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
+	int work = 0, pass;
 
 	if (st == IBV_QPS_RESET)
 		return 0;
-	work = deliver(qp);
-	while (qp->ibqp.state != IBV_QPS_ERR) {
-		struct mwp_wqe w;
-		bool failed;
+	/* until nothing moves: a completion delivered may unblock the head
+	 * (a DET bind's fence, LOCAL_INV's) */
+	do {
+		pass = mwp_sq_deliver(qp);
+		while (max != 0 && qp->ibqp.state != IBV_QPS_ERR) {
+			struct mwp_wqe w;
+			bool failed;
 
-		if (rte_ring_dequeue_bulk_elem_start(qp->sq, &w, sizeof(w), 1, NULL) != 1)
-			break;
-		if (blocked(qp, &w) || !execute(qp, &w, &failed)) {
-			rte_ring_dequeue_elem_finish(qp->sq, 0);
-			break;
+			if (rte_ring_dequeue_bulk_elem_start(qp->sq, &w, sizeof(w), 1,
+							     NULL) != 1)
+				break;
+			if (blocked(qp, &w) || !execute(qp, &w, &failed)) {
+				rte_ring_dequeue_elem_finish(qp->sq, 0);
+				break;
+			}
+			rte_ring_dequeue_elem_finish(qp->sq, 1);
+			max--;
+			pass++;
+			if (failed)
+				mwp_qp_to_err(qp);
 		}
-		rte_ring_dequeue_elem_finish(qp->sq, 1);
-		work++;
-		if (failed)
-			mwp_qp_to_err(qp);
-	}
-	if (qp->ibqp.state == IBV_QPS_ERR)
-		work += flush(qp);
-	work += deliver(qp);
+		if (qp->ibqp.state == IBV_QPS_ERR)
+			pass += flush(qp);
+		pass += mwp_sq_deliver(qp);
+		work += pass;
+	} while (pass != 0 && max != 0 && rte_ring_count(qp->sq) != 0);
 	return work;
 }
 
@@ -377,40 +426,9 @@ mwp_sq_reset(struct mwp_qp *qp)
 		;
 	while (rte_ring_dequeue_elem(qp->rq, &r, sizeof(r)) == 0)
 		;
-	qp->pend_head = qp->pend_count = 0;
+	qp->sq_head = qp->sq_tail = 0;
 	qp->rd_atomic_out = qp->det_bind_out = 0;
-	qp->req_head = qp->req_count = 0;
 	__atomic_store_n(&qp->sq_used, 0, __ATOMIC_RELEASE);
-}
-
-int
-mwp_qp_tx_complete_locked(struct mwp_qp *qp, enum ibv_wc_status status)
-{
-	for (uint32_t i = 0; i < qp->pend_count; i++) {
-		struct mwp_pending *e = &qp->pend[(qp->pend_head + i) % qp->max_send_wr];
-
-		if (e->state != MWP_CQE_OUTSTANDING)
-			continue;
-		e->state = MWP_CQE_READY;
-		e->wc.status = status;
-		qp->rd_atomic_out -= e->rd_atomic;
-		if (status != IBV_WC_SUCCESS)
-			mwp_qp_to_err(qp);
-		return 0;
-	}
-	return -ENOENT;
-}
-
-int
-mwp_qp_tx_complete(struct ibv_qp *ibqp, enum ibv_wc_status status)
-{
-	struct mwp_qp *qp = to_mqp(ibqp);
-	int ret;
-
-	pthread_mutex_lock(&qp->dev->lock);
-	ret = mwp_qp_tx_complete_locked(qp, status);
-	pthread_mutex_unlock(&qp->dev->lock);
-	return ret;
 }
 
 /* The completion of a receive already taken from the ring (the responder

@@ -133,10 +133,9 @@ struct ibv_qp *mwp_create_qp_num(struct ibv_pd *pd, struct ibv_qp_init_attr *att
 				 uint32_t qpn);
 
 /**
- * Where the QP's own requests (SEND, WRITE...) go at layer 2.  RoCE NICs
- * resolve the peer's MAC from its GID through the neighbour table; mwpath
- * has none, so the application says it.  Until it does, data work requests
- * complete with IBV_WC_LOC_QP_OP_ERR.
+ * Where the QP's own requests (SEND, WRITE, READ, ATOMIC) go at layer 2,
+ * instead of the MAC that address resolution (ARP, IPv6 neighbour
+ * discovery on the QP's port) finds for its peer's GID.
  *
  * @return
  *   0, or EINVAL for a NULL or multicast address.
@@ -149,6 +148,13 @@ int mwp_qp_set_peer_mac(struct ibv_qp *qp, const struct rte_ether_addr *mac);
  * later).  Safe from any thread.
  */
 unsigned int mwp_qp_sq_queued(struct ibv_qp *qp);
+
+/**
+ * Work requests posted to the QP's send queue and not yet completed
+ * (queued, executing, or on the wire awaiting the peer).  Safe from any
+ * thread.
+ */
+unsigned int mwp_qp_sq_outstanding(struct ibv_qp *qp);
 
 /**
  * ibv_modify_qp: RESET -> INIT -> RTR -> RTS, any -> ERR, any -> RESET,
@@ -171,9 +177,10 @@ int mwp_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 int mwp_destroy_qp(struct ibv_qp *qp);
 
 /**
- * Run one iteration of the device's work from the calling thread: each
- * QP's send queue in order, and the completions waiting for an RCU grace
- * period.
+ * Run one iteration of the device's work from the calling thread: the
+ * send queue of each QP that no running engine owns (see mwp_engine.h),
+ * in order, and the completions waiting for an RCU grace period.  Data
+ * work requests of a QP on no port wait: they need a wire.
  *
  * @return
  *   How many work requests were executed or completed.

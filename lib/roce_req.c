@@ -1,29 +1,56 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The requester, as far as mwpath needs one today.  SEND, SEND_WITH_IMM,
- * SEND_WITH_INV, RDMA_WRITE and RDMA_WRITE_WITH_IMM leave a QP's send ring
- * as packets segmented by the path MTU (IBA 9.2), placed on the port's
- * requester ring; the lcore that owns the port's first queue sends them.
- * UC WQEs complete once their packets are on that ring; RC WQEs complete
- * when an ACK covers their last PSN, or with an error when a NAK names a
- * PSN inside them (IBA 9.7.5.2).
+ * The requester: the send queue's data WQEs (roce_req.h) as packets on the
+ * wire, and what the peer says about them.
  *
- * Not here yet: READ and ATOMIC requests (they complete with
- * IBV_WC_LOC_QP_OP_ERR), retransmission (a PSN sequence NAK or an RNR NAK
- * completes the WQE with RETRY_EXC_ERR / RNR_RETRY_EXC_ERR instead of
- * sending it again), and the local ACK timeout.
+ * Every data WQE keeps its place in the QP's window until it is complete,
+ * so any of its packets can be built again from it: there is no copy of a
+ * sent frame.  PSNs are given when a WQE is first sent (a READ takes one
+ * PSN per response it expects, IBA 9.7.4.1.4).  The state is three PSNs:
+ * the next new one (psn), the oldest not acknowledged (una) and the next
+ * to send (tx_psn, with tx_pos the window position holding it).
+ * Go-back-N moves tx_psn back to una, or to the PSN a NAK names.
+ *
+ * The peer's answers, in the order of IBA 9.7.5.2 (rxe_comp.c has the
+ * same shape): a PSN before una is a duplicate, one not yet sent a ghost
+ * -- both ignored.  An ACK at PSN q acknowledges every PSN up to q; if
+ * that passes a READ or ATOMIC whose response has not come, the response
+ * was lost (an implicit NAK): send again from it.  A sequence NAK at q
+ * acknowledges up to q - 1 and sends again from q; an RNR NAK waits the
+ * timer its syndrome names, then sends again from q; NAKs 0x61-0x63 fail
+ * the WQE holding q and the QP goes to ERR.  READ responses must come in
+ * PSN order: a later one is an implicit NAK, an earlier one a duplicate;
+ * each is placed at the offset its PSN gives.
+ *
+ * Timers: one per QP, in its engine's wheel.  While packets are
+ * unacknowledged it is the local ACK timer, measured from when the oldest
+ * of them was last sent or the last progress was made (moved lazily: an
+ * ACK only records the time, and a timer that fires early is armed
+ * again); after an RNR NAK it is the RNR timer.  retry_cnt timeouts (and
+ * sequence or implicit NAKs) in a row fail the oldest WQE with
+ * RETRY_EXC_ERR; rnr_retry RNR NAKs with RNR_RETRY_EXC_ERR (7: never).
+ *
+ * UC: no acknowledgements, no retransmission; a WQE completes once its
+ * last packet is on its way.
  */
 #include <string.h>
 
-#include <rte_ring.h>
+#include <rte_cycles.h>
+#include <rte_memcpy.h>
 
+#include "mwp_access.h"
 #include "mwp_port.h"
 #include "mwp_priv.h"
 #include "roce_build.h"
 #include "roce_req.h"
 
 #define PSN_MASK	0xffffffu
-#define REQ_MAX_PKTS	64	/* packets one WQE may take (64 x path MTU) */
+
+/* How often a requester without the peer's MAC looks again (the
+ * neighbour table paces its own probes). */
+#define MAC_RETRY_US	1000
+/* How long a MAC from the neighbour table is used before asking again. */
+#define MAC_RECHECK_US	1000000
 
 static inline uint32_t
 mtu_bytes(const struct mwp_qp *qp)
@@ -31,88 +58,181 @@ mtu_bytes(const struct mwp_qp *qp)
 	return 128u << qp->path_mtu;	/* IBV_MTU_256 == 1 */
 }
 
-/* Where our requests go: the configured peer. */
-static int
-req_flow(const struct mwp_qp *qp, struct mwp_flow *f)
+/* b - a in the 24-bit PSN space, as a signed distance */
+static inline int32_t
+psn_diff(uint32_t b, uint32_t a)
 {
-	const struct mwp_port_conf *pc = &qp->port->conf;
-
-	if (!qp->has_peer_mac)
-		return -1;
-	memset(f, 0, sizeof(*f));
-	rte_ether_addr_copy(&pc->mac, &f->smac);
-	rte_ether_addr_copy(&qp->peer_mac, &f->dmac);
-	f->ipv6 = !qp->peer_ipv4;
-	if (f->ipv6) {
-		if (!pc->has_ipv6)
-			return -1;
-		memcpy(f->sip6, pc->ipv6, 16);
-		memcpy(f->dip6, qp->peer_gid, 16);
-	} else {
-		if (!pc->has_ipv4)
-			return -1;
-		f->sip4 = pc->ipv4;
-		memcpy(&f->dip4, qp->peer_gid + 12, 4);
-	}
-	/* per-QP UDP source port, from the dynamic range (RoCEv2 A17.4.3) */
-	f->sport = (uint16_t)(0xc000 | (qp->ibqp.qp_num & 0x3fff));
-	return 0;
+	return (int32_t)((b - a) << 8) >> 8;
 }
 
-/* Copy len bytes starting at byte off of the WQE's gather list to dst;
- * host[i] is where SGE i starts in memory. */
-static void
-gather(const struct mwp_wqe *w, uint8_t *const *host, uint64_t off, uint8_t *dst,
-       uint32_t len)
+static inline bool
+is_rc(const struct mwp_qp *qp)
 {
-	for (uint32_t i = 0; i < w->num_sge && len != 0; i++) {
-		uint64_t l = w->sge[i].length;
-
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		l = RTE_MIN(l - off, (uint64_t)len);
-		memcpy(dst, host[i] + off, l);
-		dst += l;
-		len -= (uint32_t)l;
-		off = 0;
-	}
+	return qp->transport == ROCE_TRANSPORT_RC;
 }
 
-/* Every SGE lies inside a local region of the QP's PD; SGE addresses are
- * in the region's iova space, as verbs has it for ibv_reg_mr_iova. */
-static bool
-sges_valid(struct mwp_qp *qp, const struct mwp_wqe *w, uint8_t **host,
-	   uint64_t *total)
+static inline uint64_t
+now_of(const struct mwp_qp *qp)
 {
-	*total = 0;
+	return qp->owner->eng->now;
+}
+
+static inline struct mwp_timer_wheel *
+wheel_of(const struct mwp_qp *qp)
+{
+	return &qp->owner->eng->tw;
+}
+
+uint64_t
+mwp_ack_timeout_ns(uint8_t timeout)
+{
+	if (timeout == 0)
+		return 0;
+	return UINT64_C(4096) << (timeout & 31);
+}
+
+uint32_t
+mwp_rnr_timer_us(uint8_t code)
+{
+	static const uint32_t us[32] = {
+		655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480,
+		640, 960, 1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360,
+		20480, 30720, 40960, 61440, 81920, 122880, 163840, 245760,
+		327680, 491520,
+	};
+
+	return us[code & 31];
+}
+
+static inline uint64_t
+ns_to_tsc(const struct mwp_qp *qp, uint64_t ns)
+{
+	return ns * qp->owner->eng->tsc_hz / 1000000000;
+}
+
+/* ---- local buffers ---- */
+
+/* Where byte off of the WQE's data is, for len bytes at most: the host
+ * address and how many bytes follow there, or NULL if the SGE's region is
+ * gone or does not cover it (*bad). */
+static const uint8_t *
+sge_span(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint32_t len,
+	 bool write, uint32_t *span)
+{
+	const uint32_t pd = qp->ibqp.pd->handle;
+
+	if (w->flags & MWP_WQE_F_INLINE) {
+		*span = (uint32_t)RTE_MIN((uint64_t)len, w->inline_len - off);
+		return w->inline_data + off;
+	}
 	for (uint32_t i = 0; i < w->num_sge; i++) {
 		const struct ibv_sge *s = &w->sge[i];
-		struct mwp_mr *mr;
+		const struct mwp_binding *b;
 
-		host[i] = NULL;
-		if (s->length == 0)
+		if (off >= s->length) {
+			off -= s->length;
 			continue;
-		mr = mwp_mr_by_key(qp->dev, s->lkey);
-		if (mr == NULL || mr->ibmr.pd != qp->ibqp.pd || s->addr < mr->iova ||
-		    s->addr - mr->iova > mr->ibmr.length ||
-		    s->length > mr->ibmr.length - (s->addr - mr->iova))
+		}
+		*span = (uint32_t)RTE_MIN((uint64_t)len, s->length - off);
+		b = mwp_keys_lookup(qp->dev->keys, s->lkey);
+		return mwp_local_addr(b, pd, s->addr + off, *span, write);
+	}
+	return NULL;
+}
+
+/* Copy len bytes at offset off of the WQE's data into dst. */
+static bool
+gather(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint8_t *dst,
+       uint32_t len)
+{
+	while (len != 0) {
+		uint32_t n;
+		const uint8_t *src = sge_span(qp, w, off, len, false, &n);
+
+		if (src == NULL || n == 0)
 			return false;
-		host[i] = (uint8_t *)mr->ibmr.addr + (s->addr - mr->iova);
-		*total += s->length;
+		rte_memcpy(dst, src, n);
+		dst += n;
+		off += n;
+		len -= n;
 	}
 	return true;
 }
 
-/* The opcode of packet i of n (IBA 9.4.1 sequences, RC and UC share them). */
+/* Place len bytes at offset off of the WQE's buffers (READ data). */
+static bool
+scatter(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off,
+	const uint8_t *src, uint32_t len)
+{
+	while (len != 0) {
+		uint32_t n;
+		uint8_t *dst = (uint8_t *)(uintptr_t)sge_span(qp, w, off, len, true, &n);
+
+		if (dst == NULL || n == 0)
+			return false;
+		rte_memcpy(dst, src, n);
+		src += n;
+		off += n;
+		len -= n;
+	}
+	return true;
+}
+
+enum ibv_wc_status
+mwp_req_prepare(struct mwp_qp *qp, struct mwp_swqe *e)
+{
+	const struct mwp_wqe *w = &e->w;
+	const bool result = w->opcode == IBV_WR_RDMA_READ ||
+			    w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	const uint32_t mtu = mtu_bytes(qp);
+	uint64_t total = 0;
+
+	if (w->flags & MWP_WQE_F_INLINE) {
+		total = w->inline_len;
+	} else {
+		for (uint32_t i = 0; i < w->num_sge; i++) {
+			const struct ibv_sge *s = &w->sge[i];
+
+			if (s->length == 0)
+				continue;
+			if (mwp_local_addr(mwp_keys_lookup(qp->dev->keys, s->lkey),
+					   qp->ibqp.pd->handle, s->addr, s->length,
+					   result) == NULL)
+				return IBV_WC_LOC_PROT_ERR;
+			total += s->length;
+		}
+	}
+	/* C9-94: no message longer than 2^31 bytes */
+	if (total > MWP_DMA_LEN_MAX)
+		return IBV_WC_LOC_LEN_ERR;
+	e->total = (uint32_t)total;
+	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
+		e->npsn = 1;
+	else
+		e->npsn = total == 0 ? 1 : (uint32_t)((total + mtu - 1) / mtu);
+	e->started = 0;
+	return IBV_WC_SUCCESS;
+}
+
+/* ---- building requests ---- */
+
+/* The opcode of packet i of n (IBA 9.4.1's sequences; RC and UC share
+ * them, UC 0x20 above). */
 static uint8_t
 seg_opcode(const struct mwp_wqe *w, bool uc, uint32_t i, uint32_t n)
 {
 	const bool first = i == 0, last = i == n - 1;
-	uint8_t base = uc ? ROCE_OP_UC_SEND_FIRST : ROCE_OP_RC_SEND_FIRST;
+	const uint8_t base = uc ? ROCE_OP_UC_SEND_FIRST : ROCE_OP_RC_SEND_FIRST;
 
 	switch (w->opcode) {
+	case IBV_WR_RDMA_READ:
+		return ROCE_OP_RC_RDMA_READ_REQUEST;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return ROCE_OP_RC_COMPARE_SWAP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return ROCE_OP_RC_FETCH_ADD;
 	case IBV_WR_SEND_WITH_INV:
 		if (last)
 			return first ? ROCE_OP_RC_SEND_ONLY_WITH_INVALIDATE :
@@ -120,7 +240,7 @@ seg_opcode(const struct mwp_wqe *w, bool uc, uint32_t i, uint32_t n)
 		return first ? base : base + 1;
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM: {
-		bool imm = w->opcode == IBV_WR_SEND_WITH_IMM;
+		const bool imm = w->opcode == IBV_WR_SEND_WITH_IMM;
 
 		if (first && last)
 			return base + (imm ? 5 : 4);
@@ -129,139 +249,679 @@ seg_opcode(const struct mwp_wqe *w, bool uc, uint32_t i, uint32_t n)
 		return first ? base : base + 1;
 	}
 	default: {	/* RDMA_WRITE(_WITH_IMM) */
-		bool imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		const bool imm = w->opcode == IBV_WR_RDMA_WRITE_WITH_IMM;
+		const uint8_t wb = base + 6;
 
-		base += 6;
 		if (first && last)
-			return base + (imm ? 5 : 4);
+			return wb + (imm ? 5 : 4);
 		if (last)
-			return base + (imm ? 3 : 2);
-		return first ? base : base + 1;
+			return wb + (imm ? 3 : 2);
+		return first ? wb : wb + 1;
 	}
 	}
 }
 
-enum mwp_tx_result
-mwp_req_tx(struct mwp_qp *qp, const struct mwp_wqe *w, void *arg)
+/* The headers towards the peer (its MAC known). */
+static void
+make_flow(struct mwp_qp *qp)
 {
-	struct rte_mbuf *m[REQ_MAX_PKTS];
-	uint8_t *host[MWP_MAX_SGE];
-	uint8_t seg[4096];
-	const bool uc = qp->ibqp.qp_type == IBV_QPT_UC;
-	struct mwp_port *port = qp->port;
-	struct mwp_flow f;
-	uint64_t total;
-	uint32_t mtu = mtu_bytes(qp), n;
+	const struct mwp_port_conf *pc = &qp->port->conf;
+	struct mwp_flow *f = &qp->req.flow;
 
-	RTE_SET_USED(arg);
-	switch (w->opcode) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		break;
-	case IBV_WR_SEND_WITH_INV:
-		if (!uc)
-			break;
-		return MWP_TX_UNSUPPORTED;	/* UC has no SEND with invalidate */
-	default:
-		return MWP_TX_UNSUPPORTED;
+	memset(f, 0, sizeof(*f));
+	rte_ether_addr_copy(&pc->mac, &f->smac);
+	rte_ether_addr_copy(&qp->req.mac, &f->dmac);
+	f->ipv6 = !qp->peer_ipv4;
+	if (f->ipv6) {
+		memcpy(f->sip6, pc->ipv6, 16);
+		memcpy(f->dip6, qp->peer_gid, 16);
+	} else {
+		f->sip4 = pc->ipv4;
+		memcpy(&f->dip4, qp->peer_gid + 12, 4);
 	}
-	if (port == NULL || port->req_tx == NULL || req_flow(qp, &f) != 0)
-		return MWP_TX_UNSUPPORTED;
-	if (!sges_valid(qp, w, host, &total))
-		return MWP_TX_LOC_PROT;
-	n = total == 0 ? 1 : (uint32_t)((total + mtu - 1) / mtu);
-	if (n > REQ_MAX_PKTS || total > UINT32_MAX)
-		return MWP_TX_LOC_LEN;
-	if (!uc && qp->req_count == MWP_REQ_OUT)
-		return MWP_TX_BUSY;
-	if (rte_ring_free_count(port->req_tx) < n ||
-	    rte_pktmbuf_alloc_bulk(port->mp, m, n) != 0)
-		return MWP_TX_BUSY;	/* tried again on the next pass */
+	/* one UDP source port per QP, from the dynamic range (RoCEv2
+	 * A17.4.3): a peer's RSS keeps the QP on one queue */
+	f->sport = (uint16_t)(0xc000 | (qp->ibqp.qp_num & 0x3fff));
+}
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t off = i * mtu;
-		uint32_t len = (uint32_t)RTE_MIN((uint64_t)mtu, total - off);
-		struct mwp_hdrs h = {
-			.opcode = seg_opcode(w, uc, i, n),
-			.dqpn = qp->dest_qpn,
-			.psn = (qp->sq_psn + i) & PSN_MASK,
-			.ackreq = !uc && i == n - 1,
-			.se = i == n - 1 && (w->send_flags & IBV_SEND_SOLICITED),
-		};
+/* Packet tx_psn of WQE e into m.  Returns the PSN after it, or -1 if a
+ * local buffer is gone. */
+static int64_t
+build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
+	      struct rte_mbuf *m, struct mwp_pkt *p, int *icrc)
+{
+	const struct mwp_wqe *w = &e->w;
+	const uint32_t mtu = mtu_bytes(qp);
+	const uint32_t psn = qp->req.tx_psn;
+	const uint32_t i = (psn - e->first_psn) & PSN_MASK;
+	const bool uc = !is_rc(qp);
+	struct mwp_hdrs h = {
+		.opcode = seg_opcode(w, uc, i, e->npsn),
+		.dqpn = qp->dest_qpn,
+		.psn = psn,
+	};
+	uint8_t buf[4096];
+	const uint8_t *data = NULL;
+	uint32_t len = 0, span;
+	uint32_t next = (psn + 1) & PSN_MASK;
+	int ret;
 
+	RTE_SET_USED(c);
+	switch (w->opcode) {
+	case IBV_WR_RDMA_READ:
+		/* from the first response not received: the rest */
+		h.reth.va = w->rdma.remote_addr + (uint64_t)i * mtu;
+		h.reth.rkey = w->rdma.rkey;
+		h.reth.dmalen = e->total - RTE_MIN(e->total, i * mtu);
+		h.ackreq = true;
+		e->rd_req_psn = psn;
+		next = (e->last_psn + 1) & PSN_MASK;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		h.atmeth.va = w->rdma.remote_addr;
+		h.atmeth.rkey = w->rdma.rkey;
+		h.atmeth.swap_add = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+				    w->rdma.swap : w->rdma.compare_add;
+		h.atmeth.compare = w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ?
+				   w->rdma.compare_add : 0;
+		h.ackreq = true;
+		break;
+	default: {
+		const uint64_t off = (uint64_t)i * mtu;
+		const bool last = i == e->npsn - 1;
+
+		len = (uint32_t)RTE_MIN((uint64_t)mtu, e->total - off);
 		h.reth.va = w->rdma.remote_addr;
 		h.reth.rkey = w->rdma.rkey;
-		h.reth.dmalen = (uint32_t)total;
+		h.reth.dmalen = e->total;
 		h.imm = w->imm_or_inv;
 		h.ieth_rkey = w->imm_or_inv;
-		gather(w, host, off, seg, len);
-		if (mwp_build(m[i], &f, &h, seg, len, NULL) != 0) {
-			rte_pktmbuf_free_bulk(m, n);
-			return MWP_TX_LOC_LEN;
+		h.ackreq = !uc && last;
+		h.se = last && (w->send_flags & IBV_SEND_SOLICITED);
+		if (len != 0) {
+			/* straight from one buffer, or gathered */
+			data = sge_span(qp, w, off, len, false, &span);
+			if (data == NULL)
+				return -1;
+			if (span < len) {
+				if (!gather(qp, w, off, buf, len))
+					return -1;
+				data = buf;
+			}
+		}
+		break;
+	}
+	}
+	ret = mwp_build_deferred(m, &qp->req.flow, &h, data, len, p);
+	if (ret < 0)
+		return -1;
+	*icrc = ret;
+	if (len != 0)
+		qp->req.st.bytes += len;
+	return next;
+}
+
+/* ---- completions and going back ---- */
+
+/* The oldest WQE with the requester (started, if anything is
+ * outstanding), or NULL. */
+static struct mwp_swqe *
+oldest(const struct mwp_qp *qp)
+{
+	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++) {
+		struct mwp_swqe *e = mwp_swqe_at(qp, pos);
+
+		if (e->state == MWP_SWQE_REQ)
+			return e;
+	}
+	return NULL;
+}
+
+/* The window position of the started WQE holding psn, or sq_tail. */
+static uint32_t
+pos_of(const struct mwp_qp *qp, uint32_t psn)
+{
+	uint32_t pos;
+
+	for (pos = qp->sq_head; pos != qp->sq_tail; pos++) {
+		const struct mwp_swqe *e = mwp_swqe_at(qp, pos);
+
+		if (e->state == MWP_SWQE_REQ && e->started &&
+		    psn_diff(psn, e->first_psn) >= 0 && psn_diff(e->last_psn, psn) >= 0)
+			break;
+	}
+	return pos;
+}
+
+static void
+kick(struct mwp_qp *qp)
+{
+	mwp_engine_kick_tx(qp);
+}
+
+static void
+arm_ack_timer(struct mwp_qp *qp)
+{
+	const uint64_t ns = mwp_ack_timeout_ns(qp->timeout);
+
+	if (ns != 0)
+		mwp_timer_arm(wheel_of(qp), &qp->req.tmr,
+			      qp->req.ack_clock + ns_to_tsc(qp, ns));
+}
+
+/* Send again from psn (go-back-N). */
+static void
+go_back(struct mwp_qp *qp, uint32_t psn)
+{
+	struct mwp_req *r = &qp->req;
+
+	r->tx_pos = pos_of(qp, psn);
+	r->tx_psn = psn;
+	r->ack_clock = now_of(qp);
+	kick(qp);
+}
+
+/* A WQE fails: the QP goes to ERR, its runner flushes the rest. */
+static void
+fail(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status st)
+{
+	if (e == NULL)
+		return;
+	if (e->rd_atomic && e->started)
+		qp->req.rd_out--;
+	mwp_sq_complete(qp, e, st);
+	mwp_req_stop(qp);
+	mwp_sq_deliver(qp);
+}
+
+static void
+complete(struct mwp_qp *qp, struct mwp_swqe *e)
+{
+	if (e->rd_atomic)
+		qp->req.rd_out--;
+	mwp_sq_complete(qp, e, IBV_WC_SUCCESS);
+}
+
+/* A retry (timeout, sequence NAK, implicit NAK): one of retry_cnt, then
+ * the oldest WQE fails. */
+static bool
+retry(struct mwp_qp *qp)
+{
+	if (qp->req.retry_left == 0) {
+		fail(qp, oldest(qp), IBV_WC_RETRY_EXC_ERR);
+		return false;
+	}
+	qp->req.retry_left--;
+	return true;
+}
+
+/* Forward progress: the counts start over. */
+static void
+progress(struct mwp_qp *qp)
+{
+	qp->req.retry_left = qp->retry_cnt;
+	qp->req.rnr_left = qp->rnr_retry;
+	qp->req.ack_clock = now_of(qp);
+	kick(qp);	/* the window may have opened */
+}
+
+/*
+ * Every PSN up to q is acknowledged.  SEND and WRITE WQEs wholly inside
+ * complete; a READ or ATOMIC whose first missing response is at or before
+ * q lost it: an implicit NAK, and false.
+ */
+static bool
+ack_to(struct mwp_qp *qp, uint32_t q)
+{
+	struct mwp_req *r = &qp->req;
+	bool moved = false;
+
+	while (r->una != r->psn && psn_diff(q, r->una) >= 0) {
+		struct mwp_swqe *e = oldest(qp);
+
+		if (e == NULL || !e->started)
+			break;
+		if (e->rd_atomic) {
+			r->st.implicit_naks++;
+			if (moved)
+				progress(qp);
+			if (retry(qp))
+				go_back(qp, r->una);
+			mwp_sq_deliver(qp);
+			return false;
+		}
+		if (psn_diff(q, e->last_psn) >= 0) {
+			r->una = (e->last_psn + 1) & PSN_MASK;
+			complete(qp, e);
+		} else {
+			r->una = (q + 1) & PSN_MASK;
+		}
+		moved = true;
+	}
+	if (moved) {
+		progress(qp);
+		mwp_sq_deliver(qp);
+	}
+	return true;
+}
+
+/* ---- the peer's answers ---- */
+
+static enum mwp_drop
+bad_response(struct mwp_qp *qp, struct mwp_swqe *e)
+{
+	qp->req.st.bad_resps++;
+	fail(qp, e, IBV_WC_BAD_RESP_ERR);
+	return MWP_DROP_RESP_BAD;
+}
+
+static enum mwp_drop
+on_ack(struct mwp_qp *qp, uint32_t psn, uint8_t syn)
+{
+	struct mwp_req *r = &qp->req;
+	struct mwp_swqe *e;
+
+	switch (syn & ROCE_AETH_TYPE_MASK) {
+	case ROCE_AETH_ACK:
+		if (!ack_to(qp, psn))
+			return MWP_DROP_RESP_IMPLICIT;
+		r->st.acks++;
+		return MWP_DROP_NONE;
+	case ROCE_AETH_RNR_NAK:
+		r->st.rnr_naks++;
+		if (!ack_to(qp, (psn - 1) & PSN_MASK))
+			return MWP_DROP_RESP_IMPLICIT;
+		if (r->una != psn || (e = oldest(qp)) == NULL)
+			return MWP_DROP_RESP_STALE;
+		if (qp->rnr_retry != 7) {
+			if (r->rnr_left == 0) {
+				fail(qp, e, IBV_WC_RNR_RETRY_EXC_ERR);
+				return MWP_DROP_NONE;
+			}
+			r->rnr_left--;
+		}
+		/* nothing goes out until the timer the NAK names has run */
+		r->rnr_wait = 1;
+		r->rnr_psn = psn;
+		r->tx_pos = pos_of(qp, psn);
+		r->tx_psn = psn;
+		mwp_timer_arm(wheel_of(qp), &r->tmr,
+			      now_of(qp) + ns_to_tsc(qp, mwp_rnr_timer_us(syn & 0x1f) * UINT64_C(1000)));
+		return MWP_DROP_NONE;
+	default:
+		break;
+	}
+	/* NAKs */
+	if (syn == ROCE_AETH_NAK_PSN_SEQ) {
+		r->st.seq_naks++;
+		/* one RNR NAK is often followed by a sequence NAK for the
+		 * packets behind it: the RNR timer decides */
+		if (r->rnr_wait && psn == r->rnr_psn)
+			return MWP_DROP_RESP_STALE;
+		if (!ack_to(qp, (psn - 1) & PSN_MASK))
+			return MWP_DROP_RESP_IMPLICIT;
+		if (retry(qp))
+			go_back(qp, psn);
+		return MWP_DROP_NONE;
+	}
+	r->st.fatal_naks++;
+	if (!ack_to(qp, (psn - 1) & PSN_MASK))
+		return MWP_DROP_RESP_IMPLICIT;
+	e = oldest(qp);
+	fail(qp, e, syn == ROCE_AETH_NAK_INV_REQ ? IBV_WC_REM_INV_REQ_ERR :
+		    syn == ROCE_AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
+		    IBV_WC_REM_OP_ERR);
+	return MWP_DROP_NONE;
+}
+
+static enum mwp_drop
+on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	const struct roce_aeth *a = mwp_pkt_eh(m, p, ROCE_EH_AETH);
+	const uint8_t *ack = mwp_pkt_eh(m, p, ROCE_EH_ATMACK);
+	struct mwp_swqe *e;
+	uint64_t orig;
+	uint32_t span;
+	uint8_t *dst;
+
+	if (!ack_to(qp, (p->psn - 1) & PSN_MASK))
+		return MWP_DROP_RESP_IMPLICIT;
+	e = oldest(qp);
+	if (e == NULL || qp->req.una != p->psn)
+		return MWP_DROP_RESP_STALE;
+	if ((aeth_syndrome(a) & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK ||
+	    (e->w.opcode != IBV_WR_ATOMIC_CMP_AND_SWP &&
+	     e->w.opcode != IBV_WR_ATOMIC_FETCH_AND_ADD))
+		return bad_response(qp, e);
+	/* the original value, in host order, into the one 8-byte SGE */
+	memcpy(&orig, ack, sizeof(orig));
+	orig = ROCE_BE64(orig);
+	dst = (uint8_t *)(uintptr_t)sge_span(qp, &e->w, 0, 8, true, &span);
+	if (dst == NULL || span != 8) {
+		fail(qp, e, IBV_WC_LOC_PROT_ERR);
+		return MWP_DROP_NONE;
+	}
+	memcpy(dst, &orig, sizeof(orig));
+	qp->req.una = (p->psn + 1) & PSN_MASK;
+	qp->req.st.acks++;
+	complete(qp, e);
+	progress(qp);
+	mwp_sq_deliver(qp);
+	return MWP_DROP_NONE;
+}
+
+/* Is opcode right for response q of READ e?  Lenient where reordering
+ * makes an old request's response meet a newer request: what a PSN
+ * carries is the same for both (segments align on the first PSN). */
+static bool
+read_resp_opcode_ok(const struct mwp_swqe *e, uint8_t op, uint32_t q)
+{
+	const bool last = q == e->last_psn;
+	const bool start = q == e->first_psn || q == e->rd_req_psn;
+
+	switch (op) {
+	case ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST:
+		return !last && start;
+	case ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE:
+		return !last && q != e->first_psn;
+	case ROCE_OP_RC_RDMA_READ_RESPONSE_LAST:
+		return last && q != e->first_psn;
+	default:	/* ONLY */
+		return last && start;
+	}
+}
+
+static enum mwp_drop
+on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	const uint32_t mtu = mtu_bytes(qp);
+	const uint32_t q = p->psn;
+	struct mwp_req *r = &qp->req;
+	const struct roce_aeth *a;
+	uint8_t tmp[4096];
+	const uint8_t *data;
+	struct mwp_swqe *e;
+	uint64_t off;
+	uint32_t want;
+
+	/* what comes before the READ is acknowledged; a response after the
+	 * one expected means the ones between were lost */
+	if (!ack_to(qp, (q - 1) & PSN_MASK))
+		return MWP_DROP_RESP_IMPLICIT;
+	e = oldest(qp);
+	if (e == NULL || r->una != q)
+		return MWP_DROP_RESP_STALE;
+	if (e->w.opcode != IBV_WR_RDMA_READ || e->resp_psn != q ||
+	    !read_resp_opcode_ok(e, p->opcode, q))
+		return bad_response(qp, e);
+	a = mwp_pkt_eh(m, p, ROCE_EH_AETH);
+	if (a != NULL && (aeth_syndrome(a) & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK)
+		return bad_response(qp, e);
+	/* exactly the bytes this PSN stands for: never more than asked */
+	off = (uint64_t)((q - e->first_psn) & PSN_MASK) * mtu;
+	want = (uint32_t)RTE_MIN((uint64_t)mtu, e->total - RTE_MIN((uint64_t)e->total, off));
+	if (p->payload_len != want)
+		return bad_response(qp, e);
+	if (want != 0) {
+		data = rte_pktmbuf_read(m, p->payload_off, want, tmp);
+		if (data == NULL || !scatter(qp, &e->w, off, data, want)) {
+			fail(qp, e, IBV_WC_LOC_PROT_ERR);
+			return MWP_DROP_NONE;
+		}
+		r->st.read_bytes += want;
+	}
+	e->resp_psn = (q + 1) & PSN_MASK;
+	r->una = e->resp_psn;
+	r->st.acks++;
+	if (q == e->last_psn)
+		complete(qp, e);
+	progress(qp);
+	mwp_sq_deliver(qp);
+	return MWP_DROP_NONE;
+}
+
+enum mwp_drop
+mwp_req_rx(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	   const struct mwp_pkt *p)
+{
+	struct mwp_req *r = &qp->req;
+
+	RTE_SET_USED(c);
+	if (unlikely(qp->owner == NULL))
+		return MWP_DROP_RESP_GHOST;
+	/* a PSN before the oldest unacknowledged one: a duplicate; at or
+	 * after the next one never sent: a ghost */
+	if (psn_diff(p->psn, r->una) < 0) {
+		r->st.dup_resps++;
+		return MWP_DROP_RESP_STALE;
+	}
+	if (r->una == r->psn || psn_diff(p->psn, r->sent_psn) >= 0) {
+		r->st.ghost_resps++;
+		return MWP_DROP_RESP_GHOST;
+	}
+	switch (p->opcode) {
+	case ROCE_OP_RC_ACKNOWLEDGE:
+		return on_ack(qp, p->psn,
+			      aeth_syndrome(mwp_pkt_eh(m, p, ROCE_EH_AETH)));
+	case ROCE_OP_RC_ATOMIC_ACKNOWLEDGE:
+		return on_atomic_ack(qp, m, p);
+	default:
+		return on_read_resp(qp, m, p);
+	}
+}
+
+/* ---- the timer ---- */
+
+static void
+on_timer(struct mwp_timer *t, uint64_t now)
+{
+	struct mwp_qp *qp = container_of(t, struct mwp_qp, req.tmr);
+	struct mwp_req *r = &qp->req;
+	uint64_t ns;
+
+	if (__atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE) != IBV_QPS_RTS)
+		return;
+	if (r->rnr_wait) {
+		r->rnr_wait = 0;
+		go_back(qp, r->rnr_psn);
+		return;
+	}
+	if (!r->have_mac) {
+		kick(qp);	/* look for the peer's MAC again */
+		return;
+	}
+	ns = mwp_ack_timeout_ns(qp->timeout);
+	if (r->una == r->psn || ns == 0 || !is_rc(qp))
+		return;
+	/* moved lazily: progress since it was armed */
+	if (now - r->ack_clock < ns_to_tsc(qp, ns)) {
+		arm_ack_timer(qp);
+		return;
+	}
+	r->st.timeouts++;
+	if (retry(qp))
+		go_back(qp, r->una);
+	mwp_sq_deliver(qp);
+}
+
+/* ---- sending ---- */
+
+/* Is the peer's MAC known?  Looks it up now and then; probes go out
+ * through c.  false: not yet (the timer looks again), or never (the WQEs
+ * failed). */
+static bool
+peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+{
+	struct mwp_req *r = &qp->req;
+
+	RTE_SET_USED(c);
+	if (__atomic_load_n(&qp->has_peer_mac, __ATOMIC_ACQUIRE)) {
+		if (!r->have_mac) {
+			r->mac = qp->peer_mac;
+			r->have_mac = 1;
+			make_flow(qp);
+		}
+		return true;
+	}
+	if (r->have_mac)
+		return true;
+	r->st.unresolved++;
+	mwp_timer_arm(wheel_of(qp), &r->tmr,
+		      now_of(qp) + ns_to_tsc(qp, MAC_RETRY_US * UINT64_C(1000)));
+	return false;
+}
+
+/* Send what this QP has to send while c has room.  true: more left. */
+static bool
+req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+{
+	struct mwp_req *r = &qp->req;
+	const bool rc = is_rc(qp);
+
+	if (__atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE) != IBV_QPS_RTS ||
+	    r->rnr_wait)
+		return false;
+	/* delivered entries leave the window: never point before it */
+	if ((int32_t)(r->tx_pos - qp->sq_head) < 0)
+		r->tx_pos = qp->sq_head;
+	while (c->nb_tx < c->tx_room) {
+		struct mwp_swqe *e;
+		struct rte_mbuf *m;
+		struct mwp_pkt *p;
+		int64_t next;
+		int icrc = 0;
+		bool again;
+
+		while (r->tx_pos != qp->sq_tail &&
+		       mwp_swqe_at(qp, r->tx_pos)->state != MWP_SWQE_REQ)
+			r->tx_pos++;
+		if (r->tx_pos == qp->sq_tail)
+			return false;
+		e = mwp_swqe_at(qp, r->tx_pos);
+		if (!peer_mac(c, qp))
+			return false;
+		if (!e->started) {
+			/* the window, and IBA 9.5's limit on outstanding
+			 * READs and ATOMICs: later WQEs wait in order */
+			if (rc && (uint32_t)psn_diff(r->psn, r->una) + e->npsn > MWP_REQ_WINDOW)
+				return false;
+			if (e->rd_atomic && r->rd_out >= RTE_MAX(qp->max_rd_atomic, 1))
+				return false;
+			e->first_psn = r->psn;
+			e->last_psn = (r->psn + e->npsn - 1) & PSN_MASK;
+			e->resp_psn = e->first_psn;
+			e->rd_req_psn = e->first_psn;
+			e->started = 1;
+			r->psn = (r->psn + e->npsn) & PSN_MASK;
+			r->tx_psn = e->first_psn;
+			if (e->rd_atomic)
+				r->rd_out++;
+		}
+		m = mwp_resp_tx_slot(c);
+		if (m == NULL) {
+			r->st.no_mbuf++;
+			return true;
+		}
+		p = mwp_resp_next_txp(c);
+		next = build_request(c, qp, e, m, p, &icrc);
+		if (next < 0) {
+			rte_pktmbuf_free(m);
+			fail(qp, e, IBV_WC_LOC_PROT_ERR);
+			return false;
+		}
+		again = psn_diff(r->tx_psn, r->sent_psn) < 0;
+		mwp_resp_queue_frame(c, m, icrc);
+		if (again) {
+			r->st.retrans++;
+		} else {
+			r->st.pkts++;
+			r->sent_psn = (uint32_t)next;
+		}
+		/* the ACK timer runs while anything is unacknowledged */
+		if (rc && !mwp_timer_armed(&r->tmr)) {
+			r->ack_clock = now_of(qp);
+			arm_ack_timer(qp);
+		}
+		r->tx_psn = (uint32_t)next;
+		if (psn_diff(r->tx_psn, e->last_psn) > 0) {
+			r->tx_pos++;
+			if (!e->sent) {
+				/* binds and invalidations behind it may run */
+				e->sent = 1;
+				if (--r->nb_unsent == 0 && rte_ring_count(qp->sq) != 0)
+					mwp_engine_kick_sq(qp);
+			}
+			if (!rc) {
+				/* UC: complete once sent */
+				complete(qp, e);
+				mwp_sq_deliver(qp);
+			}
 		}
 	}
-	/* free room was checked, and only this thread (holding the device
-	 * lock) produces */
-	rte_ring_enqueue_bulk(port->req_tx, (void **)m, n, NULL);
-	qp->req_sent_pkts += n;
-	qp->sq_psn = (qp->sq_psn + n) & PSN_MASK;
-	if (uc)
-		return MWP_TX_DONE;
-	qp->req_out[(qp->req_head + qp->req_count) % MWP_REQ_OUT] =
-		(qp->sq_psn - 1) & PSN_MASK;
-	qp->req_count++;
-	return MWP_TX_PENDING;
+	return true;
 }
 
-/* a is at or before b, in the 24-bit PSN space */
-static inline bool
-psn_le(uint32_t a, uint32_t b)
+void
+mwp_req_send_all(struct mwp_resp_ctx *c)
 {
-	return ((b - a) & PSN_MASK) < 0x800000;
+	struct mwp_queue *q = c->q;
+	struct mwp_qp *qp, *nx;
+
+	for (qp = TAILQ_FIRST(&q->tx_list); qp != NULL && c->nb_tx < c->tx_room; qp = nx) {
+		nx = TAILQ_NEXT(qp, tx_link);
+		if (!req_send(c, qp)) {
+			TAILQ_REMOVE(&q->tx_list, qp, tx_link);
+			qp->on_tx_list = 0;
+		}
+	}
 }
 
-static enum ibv_wc_status
-nak_status(uint8_t syndrome)
+/* ---- life cycle ---- */
+
+void
+mwp_req_init(struct mwp_qp *qp)
 {
-	switch (syndrome) {
-	case ROCE_AETH_NAK_PSN_SEQ:
-		return IBV_WC_RETRY_EXC_ERR;	/* no retransmission yet */
-	case ROCE_AETH_NAK_INV_REQ:
-		return IBV_WC_REM_INV_REQ_ERR;
-	case ROCE_AETH_NAK_REM_ACC:
-		return IBV_WC_REM_ACCESS_ERR;
-	default:
-		return IBV_WC_REM_OP_ERR;
+	memset(&qp->req, 0, sizeof(qp->req));
+	mwp_timer_init(&qp->req.tmr, on_timer);
+}
+
+void
+mwp_req_start(struct mwp_qp *qp)
+{
+	struct mwp_req *r = &qp->req;
+
+	r->psn = r->una = r->tx_psn = r->sent_psn = qp->sq_psn;
+	r->tx_pos = qp->sq_tail;
+	r->rd_out = 0;
+	r->retry_left = qp->retry_cnt;
+	r->rnr_left = qp->rnr_retry;
+	r->rnr_wait = 0;
+	r->have_mac = 0;
+}
+
+void
+mwp_req_stop(struct mwp_qp *qp)
+{
+	struct mwp_req *r = &qp->req;
+
+	r->rnr_wait = 0;
+	r->rd_out = 0;
+	r->nb_unsent = 0;
+	if (qp->owner == NULL)
+		return;
+	mwp_timer_cancel(wheel_of(qp), &r->tmr);
+	if (qp->on_tx_list) {
+		TAILQ_REMOVE(&qp->owner->tx_list, qp, tx_link);
+		qp->on_tx_list = 0;
 	}
 }
 
 void
-mwp_req_ack(struct mwp_qp *qp, uint32_t psn, uint8_t syndrome)
+mwp_req_reset(struct mwp_qp *qp)
 {
-	const uint8_t type = syndrome & ROCE_AETH_TYPE_MASK;
+	struct mwp_req_stats st = qp->req.st;
 
-	pthread_mutex_lock(&qp->dev->lock);
-	/* an ACK or NAK at psn also acknowledges everything before it */
-	while (qp->req_count != 0) {
-		uint32_t last = qp->req_out[qp->req_head];
-		bool covered = type == ROCE_AETH_ACK ? psn_le(last, psn) :
-			       psn_le(last, (psn - 1) & PSN_MASK);
-
-		if (!covered)
-			break;
-		mwp_qp_tx_complete_locked(qp, IBV_WC_SUCCESS);
-		qp->req_head = (qp->req_head + 1) % MWP_REQ_OUT;
-		qp->req_count--;
-	}
-	if (type != ROCE_AETH_ACK && qp->req_count != 0) {
-		enum ibv_wc_status st = type == ROCE_AETH_RNR_NAK ?
-					IBV_WC_RNR_RETRY_EXC_ERR : nak_status(syndrome);
-
-		mwp_qp_tx_complete_locked(qp, st);
-		qp->req_head = (qp->req_head + 1) % MWP_REQ_OUT;
-		qp->req_count--;
-	}
-	pthread_mutex_unlock(&qp->dev->lock);
+	mwp_req_init(qp);
+	qp->req.st = st;	/* counters live on */
 }

@@ -109,25 +109,48 @@ prefetch_target(const struct mwp_binding *b, uint64_t va, uint32_t mask)
 
 /* The scalars of a burst's context; its arrays are written before they
  * are read (zeroing them all would cost more than some stages). */
-static inline void
-ctx_init(struct mwp_resp_ctx *c, struct mwp_port *port, struct mwp_stats *st,
-	 struct rte_mbuf **tx, uint16_t tx_room)
+void
+mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_queue *q, struct rte_mbuf **tx,
+		  uint16_t tx_room)
 {
-	c->port = port;
-	c->st = st;
+	c->q = q;
+	c->port = q->port;
+	c->st = q->st;
 	c->tx = tx;
 	c->nb_tx = 0;
 	c->tx_room = RTE_MIN(tx_room, (uint16_t)MWP_RESP_TX_MAX);
 	c->nb_dirty = 0;
 	c->gen = 0;
 	c->dropped = 0;
+	c->taken = 0;
 	c->nb_revoked = 0;
 }
 
-uint16_t
-mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
-	       struct rte_mbuf **tx, uint16_t tx_room, struct mwp_stats *st)
+/* Free the frames of a burst, but for those handed to another queue. */
+static void
+free_burst(struct rte_mbuf **pkts, uint16_t n, uint64_t taken)
 {
+	struct rte_mbuf *rest[MWP_BURST_MAX];
+	uint16_t k = 0;
+
+	if (likely(taken == 0)) {
+		mwp_mbuf_free_burst(pkts, n);
+		return;
+	}
+	for (uint16_t i = 0; i < n; i++)
+		if (!((taken >> i) & 1))
+			rest[k++] = pkts[i];
+	mwp_mbuf_free_burst(rest, k);
+}
+
+/* A burst received on q (handed: by another queue, which counted it
+ * received). */
+static uint16_t
+burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx,
+      uint16_t tx_room, bool handed)
+{
+	struct mwp_port *port = q->port;
+	struct mwp_stats *st = q->st;
 	struct mwp_pkt p[MWP_BURST_MAX];
 	enum mwp_drop why[MWP_BURST_MAX];
 	struct mwp_resp_req rq[MWP_BURST_MAX];
@@ -143,8 +166,8 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	RTE_ASSERT(n <= MWP_BURST_MAX);
 	if (unlikely(n == 0))
 		return 0;
-	ctx_init(&c, port, st, tx, tx_room);
-	c.gen = ++port->bursts;
+	mwp_resp_ctx_init(&c, q, tx, tx_room);
+	c.gen = ++q->bursts;
 
 	/* One pass over the frames: parse, the L2/L3 destination, the ICRC
 	 * lane, the QP, and the R_Key the request names.  Whether the QP
@@ -187,8 +210,10 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 			sig[nb_keys++] = mwp_keys_sig(rq[i].rkey);
 		}
 	}
-	st->rx_pkts += n;
-	st->rx_bytes += bytes;
+	if (likely(!handed)) {
+		st->rx_pkts += n;
+		st->rx_bytes += bytes;
+	}
 	mwp_icrc_set_check(&ics, why);
 	for (uint16_t j = 0; j < nb_alone; j++)
 		if (!mwp_icrc_ok(pkts[alone[j]], &p[alone[j]]))
@@ -212,29 +237,41 @@ mwp_resp_burst(struct mwp_port *port, struct rte_mbuf **pkts, uint16_t n,
 	/* one coalesced ACK per QP that accepted requests in this burst */
 	for (uint16_t i = 0; i < c.nb_dirty; i++)
 		mwp_resp_flush_ack(&c, c.dirty[i]);
-	mwp_mbuf_free_burst(pkts, n);
+	free_burst(pkts, n, c.taken);
 	mwp_resp_finish(&c);
 	return c.nb_tx;
 }
 
 uint16_t
-mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
-	      struct mwp_stats *st)
+mwp_resp_burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
+	       struct rte_mbuf **tx, uint16_t tx_room)
 {
-	struct mwp_resp_ctx c;
+	return burst(q, pkts, n, tx, tx_room, false);
+}
+
+/* Frames another queue handed over (mwp_queue_tx). */
+uint16_t
+mwp_resp_burst_handed(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
+		      struct rte_mbuf **tx, uint16_t tx_room)
+{
+	return burst(q, pkts, n, tx, tx_room, true);
+}
+
+void
+mwp_resp_read_owed(struct mwp_resp_ctx *c)
+{
+	struct mwp_queue *q = c->q;
+	struct mwp_port *port = q->port;
 	uint16_t i = 0;
 
-	if (port->ctx == NULL || (port->nb_rd_pending == 0 && !port->rd_pending_overflow))
-		return 0;
-	ctx_init(&c, port, st, tx, tx_room);
-	while (i < port->nb_rd_pending) {
-		uint32_t qpn = port->rd_pending[i].qpn;
-		struct mwp_qp *qp = port->rd_pending[i].qp;
+	while (i < q->nb_rd_pending) {
+		uint32_t qpn = q->rd_pending[i].qpn;
+		struct mwp_qp *qp = q->rd_pending[i].qp;
 
 		/* a QP destroyed since is no longer in the table: compare
 		 * pointers before touching it */
-		if (mwp_port_qp(port, qpn) == qp && c.nb_tx < c.tx_room) {
-			mwp_resp_read_pump(&c, qp);
+		if (mwp_port_qp(port, qpn) == qp && c->nb_tx < c->tx_room) {
+			mwp_resp_read_pump(c, qp);
 			if (qp->resp.rd_count != 0 && !qp->resp.err) {
 				i++;
 				continue;
@@ -243,21 +280,21 @@ mwp_resp_poll(struct mwp_port *port, struct rte_mbuf **tx, uint16_t tx_room,
 		} else if (mwp_port_qp(port, qpn) == qp) {
 			break;		/* no room left this time */
 		}
-		port->rd_pending[i] = port->rd_pending[--port->nb_rd_pending];
+		q->rd_pending[i] = q->rd_pending[--q->nb_rd_pending];
 	}
-	if (unlikely(port->rd_pending_overflow)) {
+	if (unlikely(q->rd_pending_overflow)) {
 		bool left = false;
 
-		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c.nb_tx < c.tx_room; s++) {
+		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c->nb_tx < c->tx_room; s++) {
 			struct mwp_qp *qp = port->qp[s].qp;
 
-			if (qp != NULL && qp->resp.rd_count != 0 && !qp->resp.err) {
-				mwp_resp_read_pump(&c, qp);
+			if (qp != NULL && (qp->owner == q || qp->owner == NULL) &&
+			    qp->resp.rd_count != 0 &&
+			    !qp->resp.err) {
+				mwp_resp_read_pump(c, qp);
 				left |= qp->resp.rd_count != 0;
 			}
 		}
-		port->rd_pending_overflow = left || c.nb_tx == c.tx_room;
+		q->rd_pending_overflow = left || c->nb_tx == c->tx_room;
 	}
-	mwp_resp_finish(&c);
-	return c.nb_tx;
 }

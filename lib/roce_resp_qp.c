@@ -22,6 +22,7 @@
 #include "roce_resp_qp.h"
 #include "roce_icrc.h"
 #include "roce_req.h"
+#include "mwp_engine.h"
 
 #define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
 #define PSN_MASK		0xffffffu
@@ -74,8 +75,8 @@ mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m, const struct mwp_pkt *
 	f->sport = rte_be_to_cpu_16(udp->src_port);
 }
 
-static struct rte_mbuf *
-tx_slot(struct mwp_resp_ctx *c)
+struct rte_mbuf *
+mwp_resp_tx_slot(struct mwp_resp_ctx *c)
 {
 	struct rte_mbuf *m;
 
@@ -116,6 +117,13 @@ emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
 }
 
 void
+mwp_resp_queue_frame(struct mwp_resp_ctx *c, struct rte_mbuf *m, int icrc)
+{
+	c->icrc_todo[c->nb_tx] = icrc == 1;
+	c->tx[c->nb_tx++] = m;
+}
+
+void
 mwp_resp_finish(struct mwp_resp_ctx *c)
 {
 	struct rte_mbuf *m[MWP_RESP_TX_MAX];
@@ -140,7 +148,7 @@ mwp_resp_finish(struct mwp_resp_ctx *c)
 static void
 send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 {
-	struct rte_mbuf *m = tx_slot(c);
+	struct rte_mbuf *m = mwp_resp_tx_slot(c);
 	const struct mwp_answer a = {
 		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .syndrome = syn,
 		.dqpn = qp->dest_qpn, .psn = psn, .msn = qp->resp.msn,
@@ -277,7 +285,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				continue;
 			}
 		}
-		m = tx_slot(c);
+		m = mwp_resp_tx_slot(c);
 		if (m == NULL)
 			return;
 		emit(c, m, r, &(const struct mwp_answer){
@@ -293,16 +301,16 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			r->rd_count--;
 		}
 	}
-	/* the rest waits for mwp_resp_poll: tell the port where to look */
+	/* the rest waits for mwp_queue_tx: tell the queue where to look */
 	if (r->rd_count != 0 && !r->err && !r->rd_listed) {
-		struct mwp_port *port = c->port;
+		struct mwp_queue *q = c->q;
 
-		if (port->nb_rd_pending < MWP_PORT_RD_PENDING) {
-			port->rd_pending[port->nb_rd_pending].qpn = qp->ibqp.qp_num;
-			port->rd_pending[port->nb_rd_pending++].qp = qp;
+		if (q->nb_rd_pending < MWP_QUEUE_RD_PENDING) {
+			q->rd_pending[q->nb_rd_pending].qpn = qp->ibqp.qp_num;
+			q->rd_pending[q->nb_rd_pending++].qp = qp;
 			r->rd_listed = 1;
 		} else {
-			port->rd_pending_overflow = true;
+			q->rd_pending_overflow = true;
 		}
 	}
 }
@@ -396,7 +404,7 @@ atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t 
 	struct rte_mbuf *m;
 
 	mwp_resp_flush_ack(c, qp);
-	m = tx_slot(c);
+	m = mwp_resp_tx_slot(c);
 	if (m == NULL)
 		return;
 	emit(c, m, &qp->resp, &(const struct mwp_answer){
@@ -572,8 +580,7 @@ place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		return false;
 	for (uint32_t i = 0; i < r->recv.num_sge && done < len; i++) {
 		const struct ibv_sge *sg = &r->recv.sge[i];
-		const struct mwp_binding *b;
-		uint64_t off;
+		uint8_t *host;
 		uint32_t n;
 
 		if (skip >= sg->length) {
@@ -581,15 +588,11 @@ place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 			continue;
 		}
 		n = RTE_MIN(sg->length - skip, len - done);
-		b = mwp_keys_lookup(c->port->keys, sg->lkey);
-		if (b == NULL || b->kind != MWP_KEY_MR || b->pd != qp->ibqp.pd->handle ||
-		    !(b->local_access & IBV_ACCESS_LOCAL_WRITE) ||
-		    sg->addr + skip < b->va)
+		host = mwp_local_addr(mwp_keys_lookup(c->port->keys, sg->lkey),
+				      qp->ibqp.pd->handle, sg->addr + skip, n, true);
+		if (host == NULL)
 			return false;
-		off = sg->addr + skip - b->va;
-		if (off > b->length || n > b->length - off)
-			return false;
-		copy_payload(b->host + off, m, p->payload_off + done, n);
+		copy_payload(host, m, p->payload_off + done, n);
 		done += n;
 		skip = 0;
 	}
@@ -752,12 +755,14 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	 * requests: the requester's (roce_req.c) */
 	if (unlikely(roce_opcode_transport(p->opcode) != qp->transport ||
 		     !(p->mask & ROCE_M_REQ))) {
-		if (p->opcode == ROCE_OP_RC_ACKNOWLEDGE && rc) {
-			const struct roce_aeth *a = mwp_pkt_eh(m, p, ROCE_EH_AETH);
+		if (rc && (p->mask & ROCE_M_RESP) &&
+		    roce_opcode_transport(p->opcode) == ROCE_TRANSPORT_RC) {
+			enum mwp_drop e = mwp_req_rx(c, qp, m, p);
 
-			mwp_req_ack(qp, p->psn, aeth_syndrome(a));
 			r->st.acks_rx++;
-			return true;
+			if (e != MWP_DROP_NONE)
+				drop(c, e);
+			return !c->dropped;
 		}
 		drop(c, MWP_DROP_WRONG_TRANSPORT);
 		return !c->dropped;
@@ -861,6 +866,16 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		}
 		if (unlikely(e != MWP_DROP_NONE)) {
 			st->drop[e]++;
+			continue;
+		}
+		/* a QP another queue's engine owns is run there alone */
+		if (unlikely(rq[i].qp->owner != c->q && rq[i].qp->owner != NULL)) {
+			if (rte_ring_mp_enqueue(rq[i].qp->owner->handoff, pkts[i]) == 0) {
+				c->taken |= UINT64_C(1) << i;
+				c->q->handoff_out++;
+			} else {
+				st->drop[MWP_DROP_HANDOFF_FULL]++;
+			}
 			continue;
 		}
 		/* accepted: acted on (executed or answered), not dropped */

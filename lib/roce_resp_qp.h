@@ -29,8 +29,11 @@ struct mwp_resp_req {
 	bool has_key;			/**< the frame names a key */
 };
 
-/* One burst's worth of context. */
+struct mwp_queue;
+
+/* One burst's worth of context (or one mwp_queue_tx's). */
 struct mwp_resp_ctx {
+	struct mwp_queue *q;
 	struct mwp_port *port;
 	struct mwp_stats *st;
 	struct rte_mbuf **tx;
@@ -43,6 +46,7 @@ struct mwp_resp_ctx {
 	uint16_t nb_dirty;
 	uint64_t gen;			/* this burst's number */
 	uint8_t dropped;		/* the current packet was counted as a drop */
+	uint64_t taken;			/* frames handed to their QP's owner (bit i) */
 	/* keys revoked by SEND_WITH_INV during this burst: descriptors
 	 * resolved for the burst before that must not be used */
 	uint16_t nb_revoked;
@@ -61,7 +65,30 @@ void mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		  const struct mwp_resp_req *rq, uint16_t n);
 void mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp);
 void mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp);
+/* READ responses the queue still owes (earlier bursts had no room). */
+void mwp_resp_read_owed(struct mwp_resp_ctx *c);
 /* The answers' ICRCs, all at once: call before handing c->tx out. */
 void mwp_resp_finish(struct mwp_resp_ctx *c);
+/* mwp_resp_burst for frames another queue received and handed over (it
+ * counted them received). */
+uint16_t mwp_resp_burst_handed(struct mwp_queue *q, struct rte_mbuf **pkts,
+			       uint16_t n, struct rte_mbuf **tx, uint16_t tx_room);
+/* A context for tx_room frames into tx, on queue q. */
+void mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_queue *q,
+		       struct rte_mbuf **tx, uint16_t tx_room);
+
+/* For frames others build (the requester, the control path): an mbuf for
+ * the next frame, or NULL (no room: counted TX_FULL; no mbuf: NO_MBUF). */
+struct rte_mbuf *mwp_resp_tx_slot(struct mwp_resp_ctx *c);
+/* The parsed view the next frame's builder fills (its ICRC's). */
+static inline struct mwp_pkt *
+mwp_resp_next_txp(struct mwp_resp_ctx *c)
+{
+	return &c->txp[c->nb_tx];
+}
+/* Queue the frame built into m (from mwp_resp_tx_slot) with its view in
+ * mwp_resp_next_txp(c); icrc: its ICRC is still to do (1 from
+ * mwp_build_deferred), or 0 (done, or not RoCE). */
+void mwp_resp_queue_frame(struct mwp_resp_ctx *c, struct rte_mbuf *m, int icrc);
 
 #endif

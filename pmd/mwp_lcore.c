@@ -1,12 +1,47 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_ethdev.h>
 
 #include "mwp_pmd.h"
 
+int
+mwp_lcore_init(struct mwp_lcore *lc, int socket)
+{
+	lc->eng = mwp_engine_create(lc->lcore_id, socket);
+	if (lc->eng == NULL) {
+		MWP_LOG(ERR, "lcore %u: cannot create its engine: %s", lc->lcore_id,
+			rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	for (uint16_t i = 0; i < lc->nb_queues; i++) {
+		struct mwp_lcore_queue *q = &lc->q[i];
+
+		q->mq = mwp_queue_create(lc->eng, q->port, q->queue_id, &q->stats);
+		if (q->mq == NULL) {
+			MWP_LOG(ERR, "lcore %u: port %u queue %u: %s", lc->lcore_id,
+				q->port_id, q->queue_id, rte_strerror(rte_errno));
+			return -rte_errno;
+		}
+	}
+	return 0;
+}
+
+void
+mwp_lcore_fini(struct mwp_lcore *lc)
+{
+	for (uint16_t i = 0; i < lc->nb_queues; i++) {
+		mwp_queue_free(lc->q[i].mq);
+		lc->q[i].mq = NULL;
+	}
+	if (lc->eng != NULL && mwp_engine_free(lc->eng) != 0)
+		MWP_LOG(WARNING, "lcore %u: its engine still owns QPs", lc->lcore_id);
+	lc->eng = NULL;
+}
+
 /* Returns the frames received plus the frames sent: 0 means idle. */
 static inline unsigned int
-poll_queue(struct mwp_lcore_queue *q, unsigned int lcore_id)
+poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 {
 	struct rte_mbuf *rx[MWP_RX_BURST];
 	struct rte_mbuf *tx[MWP_TX_ROOM];
@@ -17,24 +52,19 @@ poll_queue(struct mwp_lcore_queue *q, unsigned int lcore_id)
 
 	if (unlikely(g != NULL)) {
 		if (g->rx == g->next)
-			g->fn(g, lcore_id);
+			g->fn(g, lc->eng, lc->lcore_id);
 		if (g->next - g->rx < want)
 			want = (uint16_t)(g->next - g->rx);
 	}
-	/* our own requests (SEND, WRITE...), made before these frames came
-	 * (at the gate, say): one lcore per port sends them, first */
-	nb_tx = q->queue_id == 0 ?
-		mwp_port_req_drain(q->port, tx, MWP_TX_ROOM - MWP_RX_BURST) : 0;
+	/* what we send unprompted (our requests, made before these frames
+	 * came -- at the gate, say -- READ responses owed), leaving room
+	 * for the answers to a burst */
+	nb_tx = mwp_queue_tx(q->mq, tx, MWP_TX_ROOM - MWP_RX_BURST);
 	nb_rx = want != 0 ? rte_eth_rx_burst(q->port_id, q->queue_id, rx, want) : 0;
 	if (nb_rx != 0) {
 		if (g != NULL)
 			g->rx += nb_rx;
-		nb_tx += mwp_resp_burst(q->port, rx, nb_rx, &tx[nb_tx],
-					MWP_TX_ROOM - nb_tx, &q->stats);
-	} else {
-		/* READ responses that did not fit earlier */
-		nb_tx += mwp_resp_poll(q->port, &tx[nb_tx], MWP_TX_ROOM - nb_tx,
-				       &q->stats);
+		nb_tx += mwp_resp_burst(q->mq, rx, nb_rx, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
 	}
 	if (nb_tx == 0)
 		return nb_rx;
@@ -62,12 +92,14 @@ mwp_lcore_main(void *arg)
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
 		if (lc->q[i].port->ctx != NULL)
 			mwp_reader_register(lc->q[i].port->ctx, lc->lcore_id);
+	mwp_engine_start(lc->eng);
 	while (!__atomic_load_n(lc->stop, __ATOMIC_RELAXED)) {
-		unsigned int work = 0;
+		unsigned int work;
 
 		now = rte_rdtsc();
+		work = mwp_engine_run(lc->eng, now);
 		for (uint16_t i = 0; i < lc->nb_queues; i++)
-			work += poll_queue(&lc->q[i], lc->lcore_id);
+			work += poll_queue(lc, &lc->q[i]);
 		/*
 		 * Idle time is what this lcore itself saw: an lcore that the
 		 * OS does not schedule does not grow idle, so a loaded
@@ -87,6 +119,7 @@ mwp_lcore_main(void *arg)
 			next_tick = now + tick;
 		}
 	}
+	mwp_engine_stop(lc->eng);
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
 		if (lc->q[i].port->ctx != NULL)
 			mwp_reader_unregister(lc->q[i].port->ctx, lc->lcore_id);

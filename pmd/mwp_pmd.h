@@ -28,13 +28,17 @@
 
 struct mwp_rx_gate;
 
+struct mwp_engine;
+
 /**
  * Called by the lcore when its queue has received exactly gate->next
  * frames, before it receives more: runs the local work due at that point
  * (so a replay interleaves it with traffic deterministically) and sets
- * gate->next to the next such point, or UINT64_MAX.
+ * gate->next to the next such point, or UINT64_MAX.  eng is the lcore's
+ * engine (the work it posts runs there).
  */
-typedef void (*mwp_rx_gate_fn)(struct mwp_rx_gate *gate, unsigned int lcore_id);
+typedef void (*mwp_rx_gate_fn)(struct mwp_rx_gate *gate, struct mwp_engine *eng,
+			       unsigned int lcore_id);
 
 /** A point in a queue's stream of received frames where work is due. */
 struct mwp_rx_gate {
@@ -49,6 +53,7 @@ struct mwp_lcore_queue {
 	uint16_t port_id;		/**< ethdev port */
 	uint16_t queue_id;		/**< rx and tx queue */
 	struct mwp_port *port;		/**< the library's view of the port */
+	struct mwp_queue *mq;		/**< the library's view of the queue */
 	struct mwp_rx_gate *gate;	/**< work due at frame counts, or NULL */
 	struct mwp_stats stats;		/**< written by the owning lcore only */
 };
@@ -56,6 +61,7 @@ struct mwp_lcore_queue {
 /** What one lcore polls, and how it reports back. */
 struct mwp_lcore {
 	unsigned int lcore_id;		/**< the EAL lcore */
+	struct mwp_engine *eng;		/**< its QPs, timers and doorbells */
 	uint16_t nb_queues;		/**< entries used in q */
 	struct mwp_lcore_queue q[MWP_MAX_QUEUES_PER_LCORE];
 	const bool *stop;		/**< the loop ends when this becomes true */
@@ -97,13 +103,32 @@ int mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues,
 void mwp_ethdev_close(uint16_t port_id);
 
 /**
+ * Create an lcore's engine and the library's queue for each entry of q[]
+ * (port, port_id and queue_id filled in): queue 0 of a port makes the
+ * lcore's engine the owner of the port's QPs.  Before the QPs are attached
+ * or after: either way.
+ *
+ * @return
+ *   0, or a negative errno (logged).
+ */
+int mwp_lcore_init(struct mwp_lcore *lc, int socket);
+
+/**
+ * Free what mwp_lcore_init made; the lcore has returned and the QPs of
+ * its ports are destroyed.
+ */
+void mwp_lcore_fini(struct mwp_lcore *lc);
+
+/**
  * The poll loop; signature of lcore_function_t.
  *
- * Runs until *lc->stop is true, then returns 0.  On every iteration, for
- * each queue: the gate's work if the queue has reached it, an rx burst (no
- * further than the gate), mwp_resp_burst, the port's requester frames on
- * queue 0, a tx burst (frames the queue cannot take are freed and counted
- * as MWP_DROP_TX_FULL).
+ * Runs until *lc->stop is true, then returns 0.  On every iteration: the
+ * engine's own work (mwp_engine_run: control requests, send queues,
+ * timers), then for each queue the gate's work if the queue has reached
+ * it, what it sends unprompted (mwp_queue_tx: requests, retransmissions,
+ * READ responses owed, frames handed over), an rx burst (no further than
+ * the gate), mwp_resp_burst, and a tx burst (frames the queue cannot take
+ * are freed and counted as MWP_DROP_TX_FULL).
  *
  * @param arg
  *   A struct mwp_lcore owned by this lcore for the duration of the call.

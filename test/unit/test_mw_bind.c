@@ -356,12 +356,74 @@ Test(bind, type1_rebind_kills_the_old_key_and_publishes_the_new)
 	cr_expect_eq(to_mmr(mr)->bound_mws, 1);
 }
 
-Test(bind, a_stale_window_key_in_the_wr_fails)
+Test(bind, a_stale_type1_window_key_fails)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+
+	w->rkey ^= 0x5a;	/* the consumer holds a key the device does not */
+	cr_assert_eq(bind1(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 77), 0);
+	expect_wc(77, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW);
+	cr_expect_eq(qp->state, IBV_QPS_ERR);
+}
+
+/* Type 2: mw->rkey is the consumer's, as with rdma-core's providers:
+ * posting and completing a bind leave it alone; the new key is the one
+ * the WR named. */
+Test(bind, a_type2_bind_leaves_mw_rkey_to_the_consumer)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	const uint32_t old = w->rkey, key = (old & ~0xffu) | 0x3c;
+	struct ibv_send_wr wr = { .wr_id = 5, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad = NULL;
+
+	wr.bind_mw.mw = w;
+	wr.bind_mw.rkey = key;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)buf;
+	wr.bind_mw.bind_info.length = 64;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+	cr_assert_eq(ibv_post_send(qp, &wr, &bad), 0);
+	cr_expect_eq(w->rkey, old, "posting changed mw->rkey");
+	expect_wc(5, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	cr_expect_eq(w->rkey, old, "the completion changed mw->rkey");
+	cr_expect_not_null(resolve(key));
+	cr_expect_null(resolve(old));
+}
+
+/* A stale mw->rkey (the consumer never updated it) does not matter: a
+ * FREE Type 2 window binds under the index and the key byte asked. */
+Test(bind, a_type2_bind_with_a_stale_mw_rkey_binds_a_free_window)
 {
 	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 
-	w->rkey ^= 0x5a;	/* the consumer holds a key the device does not */
-	fail_bind2(w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ);
+	w->rkey ^= 0x5a;
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 9, 7), 0);
+	expect_wc(7, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	cr_expect_not_null(resolve((w->rkey & ~0xffu) | 9));
+}
+
+/* A bind that is flushed never ran: the window is still FREE and binds
+ * again, whatever the consumer did with mw->rkey meanwhile. */
+Test(bind, a_flushed_type2_bind_leaves_the_window_bindable)
+{
+	struct ibv_mw *bad_w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	const uint32_t old = w->rkey;
+
+	/* a bind past the region fails; the one after it is flushed */
+	cr_assert_eq(post_bind2(qp, bad_w, mr, (uintptr_t)buf, BUF_LEN + 1,
+				IBV_ACCESS_REMOTE_READ, 1, 1), 0);
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 2, 2), 0);
+	expect_wc(1, IBV_WC_MW_BIND_ERR, IBV_WC_BIND_MW);
+	expect_wc(2, IBV_WC_WR_FLUSH_ERR, IBV_WC_BIND_MW);
+	cr_expect_null(resolve((old & ~0xffu) | 2));
+	/* the same QP, back to RTS; the same window, the same key */
+	cr_assert_eq(mwp_modify_qp(qp, &a, IBV_QP_STATE), 0);
+	qp_to_rts(qp);
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 2, 3), 0);
+	expect_wc(3, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	cr_expect_not_null(resolve((old & ~0xffu) | 2));
 }
 
 Test(bind, a_region_deregistered_before_the_bind_runs_fails)
@@ -399,6 +461,6 @@ Test(bind, a_failing_bind_in_a_list_flushes_what_follows)
 	expect_wc(103, IBV_WC_WR_FLUSH_ERR, IBV_WC_BIND_MW);
 	expect_no_wc();
 	cr_expect_eq(qp->state, IBV_QPS_ERR);
-	cr_expect_not_null(resolve(w[0]->rkey));
-	cr_expect_null(resolve(w[2]->rkey));
+	cr_expect_not_null(resolve(wr[0].bind_mw.rkey));
+	cr_expect_null(resolve(wr[2].bind_mw.rkey));
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * memory-windows.md section 5 (ordering) and section 6 (the DET-style
- * bind).  Data WQEs leave through a requester hook that records the order
- * and what the key table held at that moment.
+ * bind).  Data WQEs leave as packets on a test wire (wire_fixture.h); the
+ * order they leave in, and what the key table held when each left, are
+ * read off the frames.  Each data WQE names its wr_id in its remote
+ * address (0x100000 + 64 * wr_id) and, for a SEND, in its payload.
  */
 #include <rte_ring.h>
 
-#include "verbs_fixture.h"
+#include "wire_fixture.h"
 
 #define MAX_SEEN 2048
 
@@ -14,53 +16,100 @@ static struct {
 	uint64_t wr_id[MAX_SEEN];
 	bool key_live[MAX_SEEN];
 	unsigned int n;
-	uint32_t watch_key;		/* checked at hand-off */
-	enum mwp_tx_result answer;	/* DONE or PENDING */
-	bool busy;			/* refuse everything */
+	unsigned int scanned;
+	uint32_t watch_key;		/* checked when a data WQE leaves */
 } tx;
 
-static enum mwp_tx_result
-hook(struct mwp_qp *q, const struct mwp_wqe *w, void *arg)
+#define VA(id)		(UINT64_C(0x100000) + 64 * (id))
+
+/* The data WQEs whose first packet went out since the last look, in
+ * order, and whether the watched key was live then. */
+static void
+look(void)
 {
-	RTE_SET_USED(q);
-	RTE_SET_USED(arg);
-	if (tx.busy)
-		return MWP_TX_BUSY;
-	cr_assert_lt(tx.n, MAX_SEEN);
-	tx.wr_id[tx.n] = w->wr_id;
-	tx.key_live[tx.n] = tx.watch_key != 0 && resolve(tx.watch_key) != NULL;
-	tx.n++;
-	return tx.answer;
+	for (; tx.scanned < wire.nb_frames; tx.scanned++) {
+		const struct wire_frame *f = &wire.frames[tx.scanned];
+		const uint32_t mask = f->opcode == 0xff ? 0 : roce_opcode[f->opcode].mask;
+		uint64_t id;
+
+		if (!(mask & ROCE_M_REQ) || !(mask & ROCE_M_START))
+			continue;
+		if (mask & ROCE_M_SEND)
+			memcpy(&id, f->payload, sizeof(id));
+		else
+			id = (f->va - VA(0)) / 64;
+		cr_assert_lt(tx.n, MAX_SEEN);
+		tx.wr_id[tx.n] = id;
+		tx.key_live[tx.n] = tx.watch_key != 0 && resolve(tx.watch_key) != NULL;
+		tx.n++;
+	}
+}
+
+static int
+pump_and_look(void)
+{
+	wire_pump();
+	look();
+	return 0;
 }
 
 static void
 setup(void)
 {
-	verbs_setup();
+	wire_setup();
 	memset(&tx, 0, sizeof(tx));
-	tx.answer = MWP_TX_DONE;
-	mwp_qp_set_tx(qp, hook, NULL);
-	mwp_qp_set_tx(qp_b, hook, NULL);
+	wire.auto_answer = true;
+	fixture_poll = pump_and_look;
 }
 
-TestSuite(order5, .init = setup, .fini = verbs_teardown);
+TestSuite(order5, .init = setup, .fini = wire_teardown);
+
+static void
+pump(int n)
+{
+	for (int i = 0; i < n; i++)
+		pump_and_look();
+}
 
 static int
 post_op(struct ibv_qp *q, enum ibv_wr_opcode op, uint64_t wr_id, unsigned int flags)
 {
-	static uint64_t scratch;
-	struct ibv_sge sge = { .addr = (uintptr_t)&scratch, .length = 8, .lkey = mr->lkey };
+	uint8_t *at = buf + 64 * (wr_id % 1024);
+	struct ibv_sge sge = { .addr = (uintptr_t)at, .length = 8, .lkey = mr->lkey };
 	struct ibv_send_wr wr = { .wr_id = wr_id, .opcode = op, .send_flags = flags,
 				  .sg_list = &sge, .num_sge = 1 };
 	struct ibv_send_wr *bad;
 
-	wr.wr.rdma.remote_addr = 0x1000;
+	memcpy(at, &wr_id, sizeof(wr_id));
+	wr.wr.rdma.remote_addr = VA(wr_id);
 	wr.wr.rdma.rkey = 0x1234;
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_CMP_AND_SWP) {
-		wr.wr.atomic.remote_addr = 0x1000;
+		wr.wr.atomic.remote_addr = VA(wr_id);
 		wr.wr.atomic.rkey = 0x1234;
 	}
 	return ibv_post_send(q, &wr, &bad);
+}
+
+/* The (first) request frame of wr_id. */
+static const struct wire_frame *
+request_of(uint64_t wr_id)
+{
+	for (unsigned int i = 0; i < wire.nb_frames; i++) {
+		const struct wire_frame *f = &wire.frames[i];
+		uint32_t mask = f->opcode == 0xff ? 0 : roce_opcode[f->opcode].mask;
+		uint64_t id;
+
+		if (!(mask & ROCE_M_REQ) || !(mask & ROCE_M_START))
+			continue;
+		if (mask & ROCE_M_SEND)
+			memcpy(&id, f->payload, sizeof(id));
+		else
+			id = (f->va - VA(0)) / 64;
+		if (id == wr_id)
+			return f;
+	}
+	cr_assert_fail("no request for wr_id %lu", (unsigned long)wr_id);
+	return NULL;
 }
 
 Test(order5, completions_appear_in_posting_order)
@@ -97,50 +146,46 @@ Test(order5, a_send_posted_after_a_bind_leaves_only_after_the_bind_took_effect)
 Test(order5, local_inv_waits_for_every_earlier_wqe)
 {
 	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	uint32_t key = (w->rkey & ~0xffu) | 7;
 	struct ibv_wc wc;
 
 	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 7, 1), 0);
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
-	tx.answer = MWP_TX_PENDING;		/* the SEND stays on the wire */
+	wire.auto_answer = false;		/* the SEND stays on the wire */
 	cr_assert_eq(post_op(qp, IBV_WR_SEND, 2, IBV_SEND_SIGNALED), 0);
-	cr_assert_eq(post_local_inv(qp, w->rkey, 3, true), 0);
-	for (int i = 0; i < 20; i++)
-		mwp_poll(ctx);
-	cr_expect_not_null(resolve(w->rkey), "LOCAL_INV ran before the SEND completed");
+	cr_assert_eq(post_local_inv(qp, key, 3, true), 0);
+	pump(20);
+	cr_expect_not_null(resolve(key), "LOCAL_INV ran before the SEND completed");
 	cr_expect_eq(ibv_poll_cq(cq, 1, &wc), 0);
-	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_SUCCESS), 0);
+	wire_ack(qp->qp_num, request_of(2)->psn);
 	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_SEND);
 	expect_wc(3, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
-	cr_expect_null(resolve(w->rkey));
+	cr_expect_null(resolve(key));
 }
 
 Test(order5, fence_waits_for_earlier_reads_and_atomics)
 {
-	tx.answer = MWP_TX_PENDING;
+	wire.auto_answer = false;
 	cr_assert_eq(post_op(qp, IBV_WR_RDMA_READ, 1, IBV_SEND_SIGNALED), 0);
 	cr_assert_eq(post_op(qp, IBV_WR_ATOMIC_FETCH_AND_ADD, 2, IBV_SEND_SIGNALED), 0);
 	cr_assert_eq(post_op(qp, IBV_WR_SEND, 3, IBV_SEND_SIGNALED | IBV_SEND_FENCE), 0);
-	for (int i = 0; i < 20; i++)
-		mwp_poll(ctx);
+	pump(20);
 	cr_expect_eq(tx.n, 2, "the fenced SEND left early");
-	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_SUCCESS), 0);
-	for (int i = 0; i < 20; i++)
-		mwp_poll(ctx);
+	wire_answer_read(request_of(1), 1024);
+	pump(20);
 	cr_expect_eq(tx.n, 2, "one ATOMIC is still outstanding");
-	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_SUCCESS), 0);
-	for (int i = 0; i < 20; i++)
-		mwp_poll(ctx);
+	wire_atomic_ack(qp->qp_num, request_of(2)->psn, 5);
+	pump(20);
 	cr_expect_eq(tx.n, 3);
 	cr_expect_eq(tx.wr_id[2], 3);
 }
 
 Test(order5, fence_does_not_wait_for_earlier_sends)
 {
-	tx.answer = MWP_TX_PENDING;
+	wire.auto_answer = false;
 	cr_assert_eq(post_op(qp, IBV_WR_SEND, 1, IBV_SEND_SIGNALED), 0);
 	cr_assert_eq(post_op(qp, IBV_WR_RDMA_WRITE, 2, IBV_SEND_SIGNALED | IBV_SEND_FENCE), 0);
-	for (int i = 0; i < 5; i++)
-		mwp_poll(ctx);
+	pump(5);
 	cr_expect_eq(tx.n, 2);
 }
 
@@ -162,33 +207,40 @@ Test(order5, sq_sig_all_signals_every_success)
 	};
 	struct ibv_qp *q = make_qp_ia(pd, &ia, true);
 
-	mwp_qp_set_tx(q, hook, NULL);
+	wire_attach(q);
 	cr_assert_eq(post_op(q, IBV_WR_SEND, 9, 0), 0);
 	expect_wc(9, IBV_WC_SUCCESS, IBV_WC_SEND);
 }
 
+/* A data WQE that cannot leave (its peer's MAC unknown, no neighbour
+ * table to ask) holds every later bind: the send queue runs in order. */
 Test(order5, a_held_data_wqe_holds_the_ring_and_later_binds)
 {
 	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct ibv_qp *q = make_qp(pd, IBV_QPT_RC, 16, true);
+	struct rte_ether_addr mac;
 
-	tx.busy = true;
-	cr_assert_eq(post_op(qp, IBV_WR_SEND, 1, IBV_SEND_SIGNALED), 0);
-	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, 2), 0);
+	mwp_engine_stop(wire.eng);
+	cr_assert_eq(mwp_port_attach_qp(wire.port, q), 0);	/* no MAC */
+	mwp_engine_start(wire.eng);
+	cr_assert_eq(post_op(q, IBV_WR_SEND, 1, IBV_SEND_SIGNALED), 0);
+	cr_assert_eq(post_bind2(q, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1, 2), 0);
 	expect_no_wc();
-	cr_expect_null(resolve(w->rkey), "the bind overtook the SEND");
-	tx.busy = false;
+	cr_expect_eq(tx.n, 0);
+	cr_expect_null(resolve((w->rkey & ~0xffu) | 1), "the bind overtook the SEND");
+	rte_ether_unformat_addr(PEER_MAC, &mac);
+	cr_assert_eq(mwp_qp_set_peer_mac(q, &mac), 0);
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
 	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
 }
 
 Test(order5, a_failed_data_wqe_moves_the_qp_to_err_and_flushes_the_rest)
 {
-	tx.answer = MWP_TX_PENDING;
+	wire.auto_answer = false;
 	cr_assert_eq(post_op(qp, IBV_WR_RDMA_READ, 1, IBV_SEND_SIGNALED), 0);
 	cr_assert_eq(post_op(qp, IBV_WR_SEND, 2, IBV_SEND_FENCE), 0);
-	for (int i = 0; i < 5; i++)
-		mwp_poll(ctx);
-	cr_assert_eq(mwp_qp_tx_complete(qp, IBV_WC_REM_ACCESS_ERR), 0);
+	pump(5);
+	wire_aeth(qp->qp_num, request_of(1)->psn, ROCE_AETH_NAK_REM_ACC);
 	expect_wc(1, IBV_WC_REM_ACCESS_ERR, IBV_WC_RDMA_READ);
 	expect_wc(2, IBV_WC_WR_FLUSH_ERR, IBV_WC_SEND);
 	cr_expect_eq(qp->state, IBV_QPS_ERR);
@@ -259,7 +311,7 @@ Test(order5, a_mixed_list_of_1008_wqes_on_three_qps_completes_in_order)
 	int posted = 0, done = 0;
 
 	qs[2] = make_qp(pd, IBV_QPT_RC, 64, true);
-	mwp_qp_set_tx(qs[2], hook, NULL);
+	wire_attach(qs[2]);
 	for (int q = 0; q < 3; q++)
 		for (int i = 0; i < 8; i++)
 			ws[q][i] = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
@@ -292,7 +344,7 @@ Test(order5, a_mixed_list_of_1008_wqes_on_three_qps_completes_in_order)
 			next_id[q]++;
 			posted++;
 		}
-		mwp_poll(ctx);
+		pump_and_look();
 		for (int n = ibv_poll_cq(cq, 16, wc); n > 0; n = ibv_poll_cq(cq, 16, wc))
 			for (int i = 0; i < n; i++) {
 				int q = (int)(wc[i].wr_id >> 32);
@@ -392,13 +444,12 @@ Test(order5, a_full_cq_is_an_overrun_the_qp_goes_to_err_and_no_completion_is_los
 		cr_assert_eq(post_bind2(q, w[i], mr, (uintptr_t)buf, 64,
 					IBV_ACCESS_REMOTE_READ, 1, 10 + i), 0);
 	}
-	for (int i = 0; i < 5; i++)
-		mwp_poll(ctx);
+	pump(5);
 	cr_expect_eq(q->state, IBV_QPS_ERR, "overrun must move the QP to ERR");
 	cr_expect_gt(to_mcq(small)->overruns, 0);
 	/* drain: every completion arrives, in order, none dropped */
 	for (int i = 0; i < 50 && got < 6; i++) {
-		mwp_poll(ctx);
+		pump_and_look();
 		n = ibv_poll_cq(small, 8, wc);
 		for (int k = 0; k < n; k++, got++)
 			cr_expect_eq(wc[k].wr_id, 10 + got);
@@ -481,7 +532,6 @@ Test(order5, post_time_validation_returns_the_verbs_errno_and_bad_wr)
 		l[1].next = &l[2];
 		l[1].num_sge = 5;
 		l[0].send_flags = IBV_SEND_SIGNALED;
-		mwp_qp_set_tx(qp, hook, NULL);
 		cr_expect_eq(ibv_post_send(qp, l, &bad), EINVAL);
 		cr_expect_eq(bad, &l[1]);
 		expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);

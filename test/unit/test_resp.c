@@ -12,6 +12,22 @@
 #include "mwp_priv.h"
 
 static struct mwp_port *port;
+static struct mwp_engine *eng;
+static struct mwp_queue *mq;
+static struct mwp_stats qst;
+
+/* The responder on the port's queue 0, counting into st. */
+static uint16_t
+burst(struct mwp_queue *q, struct rte_mbuf **pk, uint16_t n, struct rte_mbuf **tx,
+      uint16_t room, struct mwp_stats *st)
+{
+	uint16_t k;
+
+	memset(&qst, 0, sizeof(qst));
+	k = mwp_resp_burst(q, pk, n, tx, room);
+	*st = qst;
+	return k;
+}
 
 static void
 setup(void)
@@ -25,11 +41,17 @@ setup(void)
 	c.has_ipv6 = true;
 	port = mwp_port_create(&c, 0, SOCKET_ID_ANY);
 	cr_assert_not_null(port);
+	eng = mwp_engine_create(0, SOCKET_ID_ANY);
+	cr_assert_not_null(eng);
+	mq = mwp_queue_create(eng, port, 0, &qst);
+	cr_assert_not_null(mq);
 }
 
 static void
 teardown(void)
 {
+	mwp_queue_free(mq);
+	cr_expect_eq(mwp_engine_free(eng), 0);
 	mwp_port_free(port);
 }
 
@@ -80,7 +102,7 @@ Test(resp, every_frame_is_counted_once_and_every_mbuf_returns)
 	pk[6] = pool_frame(ROCE_OP_CNP, 0, false, cnp);
 	pk[7] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, qp_77);
 
-	cr_expect_eq(mwp_resp_burst(port, pk, 8, tx, 8, &st), 0);
+	cr_expect_eq(burst(mq, pk, 8, tx, 8, &st), 0);
 	cr_expect_eq(st.rx_pkts, 8);
 	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 3);
 	cr_expect_eq(st.drop[MWP_DROP_BAD_ICRC], 1);
@@ -124,7 +146,7 @@ Test(resp, request_mbufs_of_every_kind_are_freed)
 	rte_pktmbuf_append(pk[5], 60);
 	pk[6] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
 
-	mwp_resp_burst(port, pk, 7, tx, 8, &st);
+	burst(mq, pk, 7, tx, 8, &st);
 	cr_expect_eq(st.rx_pkts, 7);
 	/* only the shared frame is still out, with its one other reference */
 	cr_expect_eq(rte_mbuf_refcnt_read(shared), 1);
@@ -155,7 +177,7 @@ Test(resp, an_attached_qp_receives_its_frames)
 		       "slot collision must not match");
 	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, qp_11);
 	pk[1] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, NULL);
-	cr_expect_eq(mwp_resp_burst(port, pk, 2, tx, 2, &st), 0);
+	cr_expect_eq(burst(mq, pk, 2, tx, 2, &st), 0);
 	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 1);
 	cr_expect_eq(st.drop[MWP_DROP_QP_STATE], 1, "a QP in RESET answers nothing");
 	cr_expect_eq(st.accepted, 0, "a frame the QP drops is not accepted");
@@ -169,11 +191,15 @@ Test(resp, port_without_addresses_accepts_any_destination)
 	struct mwp_port *any = mwp_port_create(&c, 1, SOCKET_ID_ANY);
 	struct mwp_stats st = { 0 };
 	struct rte_mbuf *pk[1], *tx[1];
+	struct mwp_queue *aq;
 
 	cr_assert_not_null(any);
+	aq = mwp_queue_create(eng, any, 0, &qst);
+	cr_assert_not_null(aq);
 	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, other_ip);
-	mwp_resp_burst(any, pk, 1, tx, 1, &st);
+	burst(aq, pk, 1, tx, 1, &st);
 	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 1);
+	mwp_queue_free(aq);
 	mwp_port_free(any);
 }
 
@@ -190,7 +216,7 @@ Test(resp, every_destination_mac_byte_counts_and_no_source_byte)
 
 		pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, flip_byte);
 		pk[1] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, true, flip_byte);
-		mwp_resp_burst(port, pk, 2, tx, 2, &st);
+		burst(mq, pk, 2, tx, 2, &st);
 		if (flip_at < RTE_ETHER_ADDR_LEN)
 			cr_expect_eq(st.drop[MWP_DROP_NOT_FOR_US], 2, "dst byte %u", flip_at);
 		else

@@ -17,6 +17,9 @@
 #define MW_LEN 3072
 
 static struct mwp_port *port;
+static struct mwp_engine *eng;
+static struct mwp_queue *mq;
+static struct mwp_stats st;
 static struct ibv_qp *rqp, *rqp2;
 static struct ibv_mr *rmr, *rmr2;
 static uint8_t *mem, *mem2;
@@ -141,6 +144,11 @@ setup_case(enum ibv_qp_type type, const struct case_opts *o)
 	port = mwp_port_create(&pc, 0, SOCKET_ID_ANY);
 	cr_assert_not_null(port);
 	mwp_port_set_mempool(port, test_mp);
+	memset(&st, 0, sizeof(st));
+	eng = mwp_engine_create(0, SOCKET_ID_ANY);
+	cr_assert_not_null(eng);
+	mq = mwp_queue_create(eng, port, 0, &st);
+	cr_assert_not_null(mq);
 	cr_assert_eq(mwp_port_attach_qp(port, rqp), 0);
 }
 
@@ -250,7 +258,6 @@ static void
 run_case(const char *name, enum ibv_qp_type type)
 {
 	struct rte_mbuf *req[64], *want[64], *got[64];
-	struct mwp_stats st = { 0 };
 	unsigned int nreq, nwant, ngot, first;
 	char path[512], state[16] = "";
 	uint8_t expect_mem[4096];
@@ -266,14 +273,15 @@ run_case(const char *name, enum ibv_qp_type type)
 	nwant = load(name, "resp.pcap", want, 64);
 	/* one burst, or two with a LOCAL_INV run to completion between */
 	first = o.split != 0 ? o.split : nreq;
-	ngot = mwp_resp_burst(port, req, (uint16_t)first, got, (uint16_t)o.txroom, &st);
+	ngot = mwp_resp_burst(mq, req, (uint16_t)first, got, (uint16_t)o.txroom);
 	if (o.split != 0) {
 		cr_assert_eq(post_local_inv(rqp, o.split_rkey, 99, true), 0);
 		wait_wc(99);
-		ngot += mwp_resp_burst(port, req + first, (uint16_t)(nreq - first),
-				       got + ngot, (uint16_t)(64 - ngot), &st);
+		ngot += mwp_resp_burst(mq, req + first, (uint16_t)(nreq - first),
+				       got + ngot, (uint16_t)(64 - ngot));
 	}
-	ngot += mwp_resp_poll(port, got + ngot, (uint16_t)(64 - ngot), &st);
+	/* the READ responses that had no room */
+	ngot += mwp_queue_tx(mq, got + ngot, (uint16_t)(64 - ngot));
 	if (o.modify_err) {
 		struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
 
@@ -322,8 +330,10 @@ run_case(const char *name, enum ibv_qp_type type)
 		rte_pktmbuf_free(want[i]);
 	cr_expect_eq(rte_mempool_avail_count(test_mp), pool_before,
 		     "%s: mbufs not returned", name);
-	mwp_port_free(port);
 	mwp_close_device(ctx);
+	mwp_queue_free(mq);
+	cr_expect_eq(mwp_engine_free(eng), 0);
+	mwp_port_free(port);
 	free(mem);
 	free(mem2);
 }

@@ -1,0 +1,451 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Engines and queues (see mwp_engine.h): which thread runs a QP, and how
+ * other threads reach it -- a doorbell ring for posted work, a command
+ * ring for the control path, a hand-off ring per queue for frames that
+ * arrived on another queue.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_malloc.h>
+#include <rte_pause.h>
+#include <rte_ring.h>
+
+#include "mwp_log.h"
+#include "mwp_mbuf.h"
+#include "mwp_priv.h"
+#include "roce_req.h"
+#include "roce_resp_qp.h"
+
+/* QPs one engine may own: every slot of its ports' QP tables. */
+#define ENGINE_MAX_QPS		(MWP_ENGINE_MAX_QUEUES * MWP_PORT_QP_SLOTS)
+#define ENGINE_CMD_RING		64
+/* Frames handed to a queue and not yet processed. */
+#define QUEUE_HANDOFF_RING	1024
+
+/* A control request; lives on the requesting thread's stack until done. */
+struct mwp_engine_cmd {
+	enum mwp_engine_op op;
+	struct mwp_qp *qp;
+	uint32_t done;
+};
+
+struct mwp_engine *
+mwp_engine_create(unsigned int id, int socket)
+{
+	static uint32_t seq;
+	char name[RTE_RING_NAMESIZE];
+	struct mwp_engine *e;
+	uint32_t n = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
+
+	e = rte_zmalloc_socket("mwp_engine", sizeof(*e), RTE_CACHE_LINE_SIZE, socket);
+	if (e == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	e->id = id;
+	e->tsc_hz = rte_get_tsc_hz();
+	e->now = rte_rdtsc();
+	TAILQ_INIT(&e->qps);
+	TAILQ_INIT(&e->sq_list);
+	mwp_timer_wheel_init(&e->tw, e->tsc_hz, e->now);
+	/* each QP is in the doorbell ring at most once (db_rung) */
+	snprintf(name, sizeof(name), "mwp_db%u", n);
+	e->db = rte_ring_create(name, ENGINE_MAX_QPS, socket, RING_F_SC_DEQ);
+	snprintf(name, sizeof(name), "mwp_cmd%u", n);
+	e->cmd = rte_ring_create(name, ENGINE_CMD_RING, socket, RING_F_SC_DEQ);
+	if (e->db == NULL || e->cmd == NULL) {
+		rte_ring_free(e->db);
+		rte_ring_free(e->cmd);
+		rte_free(e);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	return e;
+}
+
+int
+mwp_engine_free(struct mwp_engine *e)
+{
+	if (e == NULL)
+		return 0;
+	if (!TAILQ_EMPTY(&e->qps) || e->nb_queues != 0)
+		return EBUSY;
+	rte_ring_free(e->db);
+	rte_ring_free(e->cmd);
+	rte_free(e);
+	return 0;
+}
+
+void
+mwp_engine_stats_get(const struct mwp_engine *e, struct mwp_engine_stats *st)
+{
+	*st = e->st;
+	st->timers = e->tw.fired;
+}
+
+/* ---- the lists: the engine's thread (or mwp_poll's, engine stopped) ---- */
+
+void
+mwp_engine_kick_sq(struct mwp_qp *qp)
+{
+	struct mwp_engine *e;
+
+	if (qp->owner == NULL || qp->on_sq_list)
+		return;
+	e = qp->owner->eng;
+	TAILQ_INSERT_TAIL(&e->sq_list, qp, sq_link);
+	qp->on_sq_list = 1;
+	e->nb_sq++;
+}
+
+void
+mwp_engine_kick_tx(struct mwp_qp *qp)
+{
+	struct mwp_queue *q = qp->owner;
+
+	if (q == NULL || qp->on_tx_list)
+		return;
+	TAILQ_INSERT_TAIL(&q->tx_list, qp, tx_link);
+	qp->on_tx_list = 1;
+}
+
+/* Take a QP off every list of its engine and queue. */
+static void
+unlist(struct mwp_engine *e, struct mwp_qp *qp)
+{
+	struct mwp_queue *q = qp->owner;
+
+	if (qp->on_sq_list) {
+		TAILQ_REMOVE(&e->sq_list, qp, sq_link);
+		qp->on_sq_list = 0;
+		e->nb_sq--;
+	}
+	if (qp->on_tx_list) {
+		TAILQ_REMOVE(&q->tx_list, qp, tx_link);
+		qp->on_tx_list = 0;
+	}
+	mwp_timer_cancel(&e->tw, &qp->req.tmr);
+	/* READ responses it still owed: not any more */
+	for (uint16_t i = 0; i < q->nb_rd_pending;)
+		if (q->rd_pending[i].qp == qp)
+			q->rd_pending[i] = q->rd_pending[--q->nb_rd_pending];
+		else
+			i++;
+	qp->resp.rd_listed = 0;
+}
+
+/* A doorbell may hold the QP: take it out (engine stopped, or its thread). */
+static void
+purge_doorbell(struct mwp_engine *e, struct mwp_qp *qp)
+{
+	unsigned int n = rte_ring_count(e->db);
+
+	if (!__atomic_load_n(&qp->db_rung, __ATOMIC_ACQUIRE))
+		return;
+	/* the ring's consumer is this thread: rotate it once, without qp */
+	for (unsigned int i = 0; i < n; i++) {
+		void *o;
+
+		if (rte_ring_sc_dequeue(e->db, &o) != 0)
+			break;
+		if (o != qp)
+			rte_ring_mp_enqueue(e->db, o);
+	}
+	__atomic_store_n(&qp->db_rung, 0, __ATOMIC_RELEASE);
+}
+
+static void
+do_op(struct mwp_engine *e, struct mwp_qp *qp, enum mwp_engine_op op)
+{
+	switch (op) {
+	case MWP_ENGINE_ATTACH:
+		if (e->dev == NULL)
+			e->dev = qp->dev;
+		TAILQ_INSERT_TAIL(&e->qps, qp, eng_link);
+		e->st.qps++;
+		/* it may have work already (posted before it had an owner) */
+		mwp_engine_kick_sq(qp);
+		mwp_engine_kick_tx(qp);
+		break;
+	case MWP_ENGINE_DETACH:
+		unlist(e, qp);
+		purge_doorbell(e, qp);
+		TAILQ_REMOVE(&e->qps, qp, eng_link);
+		e->st.qps--;
+		qp->owner = NULL;
+		break;
+	case MWP_ENGINE_RESET:
+		unlist(e, qp);
+		mwp_req_reset(qp);
+		break;
+	}
+}
+
+/* Serve the control requests waiting in the ring. */
+static unsigned int
+serve_cmds(struct mwp_engine *e)
+{
+	struct mwp_engine_cmd *c;
+	unsigned int n = 0;
+
+	while (rte_ring_sc_dequeue(e->cmd, (void **)&c) == 0) {
+		do_op(e, c->qp, c->op);
+		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+		n++;
+	}
+	e->st.cmds += n;
+	return n;
+}
+
+void
+mwp_engine_qp_op(struct mwp_qp *qp, enum mwp_engine_op op)
+{
+	struct mwp_engine_cmd c = { .op = op, .qp = qp };
+	struct mwp_engine *e = qp->owner->eng;
+
+	/* A stopped engine's lists are the device lock's (mwp_poll), which
+	 * the caller holds; a running engine does it in its thread (which
+	 * may be this one: a program that runs the engine itself). */
+	if (e->active && pthread_equal(e->thread, pthread_self())) {
+		do_op(e, qp, op);
+		return;
+	}
+	if (!e->active || rte_ring_mp_enqueue(e->cmd, &c) != 0) {
+		if (e->active) {
+			/* the ring is full: wait for room, lock dropped */
+			pthread_mutex_unlock(&qp->dev->lock);
+			while (rte_ring_mp_enqueue(e->cmd, &c) != 0)
+				usleep(10);
+			goto wait;
+		}
+		do_op(e, qp, op);
+		return;
+	}
+	pthread_mutex_unlock(&qp->dev->lock);
+wait:
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+		usleep(5);
+	pthread_mutex_lock(&qp->dev->lock);
+}
+
+void
+mwp_engine_adopt(struct mwp_qp *qp)
+{
+	struct mwp_queue *q = qp->port->queue[0];
+
+	if (qp->owner != NULL || q == NULL)
+		return;
+	qp->owner = q;
+	mwp_engine_qp_op(qp, MWP_ENGINE_ATTACH);
+}
+
+void
+mwp_engine_doorbell(struct mwp_qp *qp)
+{
+	struct mwp_queue *q = __atomic_load_n(&qp->owner, __ATOMIC_ACQUIRE);
+
+	if (q == NULL || __atomic_exchange_n(&qp->db_rung, 1, __ATOMIC_ACQ_REL))
+		return;
+	/* room for every QP the engine may own: cannot fail */
+	if (rte_ring_mp_enqueue(q->eng->db, qp) != 0)
+		__atomic_store_n(&qp->db_rung, 0, __ATOMIC_RELEASE);
+}
+
+void
+mwp_engine_start(struct mwp_engine *e)
+{
+	struct mwp_qp *qp;
+
+	if (e->dev != NULL)
+		pthread_mutex_lock(&e->dev->lock);
+	e->active = true;
+	e->thread = pthread_self();
+	e->now = rte_rdtsc();
+	/* what mwp_poll left: look at every QP once */
+	TAILQ_FOREACH(qp, &e->qps, eng_link) {
+		mwp_engine_kick_sq(qp);
+		mwp_engine_kick_tx(qp);
+	}
+	if (e->dev != NULL)
+		pthread_mutex_unlock(&e->dev->lock);
+}
+
+void
+mwp_engine_stop(struct mwp_engine *e)
+{
+	if (e->dev != NULL)
+		pthread_mutex_lock(&e->dev->lock);
+	/* requests queued before this point are served by us; after it,
+	 * their senders see a stopped engine and do it themselves */
+	serve_cmds(e);
+	e->active = false;
+	if (e->dev != NULL)
+		pthread_mutex_unlock(&e->dev->lock);
+}
+
+/* Run a QP's send queue on its engine: the device lock is taken only when
+ * work requests wait to execute (binds and invalidations need it). */
+static unsigned int
+run_sq(struct mwp_qp *qp)
+{
+	unsigned int n = rte_ring_count(qp->sq);
+
+	if (n == 0)
+		return (unsigned int)mwp_sq_run(qp, 0);
+	pthread_mutex_lock(&qp->dev->lock);
+	n = (unsigned int)mwp_sq_run(qp, UINT32_MAX);
+	pthread_mutex_unlock(&qp->dev->lock);
+	return n;
+}
+
+unsigned int
+mwp_engine_run(struct mwp_engine *e, uint64_t now)
+{
+	struct mwp_qp *qps[64], *qp;
+	unsigned int work = 0, n;
+
+	e->now = now;
+	e->st.runs++;
+	if (unlikely(!rte_ring_empty(e->cmd)))
+		work += serve_cmds(e);
+	/* send queues rung by posting threads */
+	while ((n = rte_ring_sc_dequeue_burst(e->db, (void **)qps, RTE_DIM(qps),
+					      NULL)) != 0) {
+		for (unsigned int i = 0; i < n; i++) {
+			/* a post after this rings again */
+			__atomic_store_n(&qps[i]->db_rung, 0, __ATOMIC_RELEASE);
+			mwp_engine_kick_sq(qps[i]);
+			mwp_engine_kick_tx(qps[i]);
+		}
+		e->st.doorbells += n;
+	}
+	/* the send queues on the list now; a run may put its QP back for
+	 * the next pass (a completion waiting for a grace period) */
+	for (n = e->nb_sq; n != 0 && (qp = TAILQ_FIRST(&e->sq_list)) != NULL; n--) {
+		TAILQ_REMOVE(&e->sq_list, qp, sq_link);
+		qp->on_sq_list = 0;
+		e->nb_sq--;
+		work += run_sq(qp);
+		e->st.sq_runs++;
+	}
+	work += mwp_timer_run(&e->tw, now);
+	return work;
+}
+
+/* ---- queues ---- */
+
+struct mwp_queue *
+mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
+		 struct mwp_stats *st)
+{
+	static uint32_t seq;
+	char name[RTE_RING_NAMESIZE];
+	struct mwp_queue *q;
+
+	if (queue_id >= MWP_PORT_MAX_QUEUES || port->queue[queue_id] != NULL ||
+	    e->nb_queues == MWP_ENGINE_MAX_QUEUES || st == NULL) {
+		rte_errno = EINVAL;
+		return NULL;
+	}
+	q = rte_zmalloc("mwp_queue", sizeof(*q), RTE_CACHE_LINE_SIZE);
+	if (q == NULL) {
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	snprintf(name, sizeof(name), "mwp_ho%u",
+		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+	q->handoff = rte_ring_create(name, QUEUE_HANDOFF_RING, SOCKET_ID_ANY,
+				     RING_F_SC_DEQ);
+	if (q->handoff == NULL) {
+		rte_free(q);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
+	q->eng = e;
+	q->port = port;
+	q->st = st;
+	q->queue_id = queue_id;
+	TAILQ_INIT(&q->tx_list);
+	e->queue[e->nb_queues++] = q;
+	port->queue[queue_id] = q;
+	/* queue 0 owns the port's QPs, the ones attached already too */
+	if (queue_id == 0)
+		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS; s++) {
+			struct mwp_qp *qp = port->qp[s].qp;
+
+			if (qp == NULL)
+				continue;
+			pthread_mutex_lock(&qp->dev->lock);
+			mwp_engine_adopt(qp);
+			pthread_mutex_unlock(&qp->dev->lock);
+		}
+	return q;
+}
+
+void
+mwp_queue_free(struct mwp_queue *q)
+{
+	struct mwp_engine *e;
+	struct rte_mbuf *m[32];
+	unsigned int n;
+
+	if (q == NULL)
+		return;
+	e = q->eng;
+	while ((n = rte_ring_sc_dequeue_burst(q->handoff, (void **)m, RTE_DIM(m),
+					      NULL)) != 0)
+		rte_pktmbuf_free_bulk(m, n);
+	rte_ring_free(q->handoff);
+	for (uint16_t i = 0; i < e->nb_queues; i++)
+		if (e->queue[i] == q) {
+			e->queue[i] = e->queue[--e->nb_queues];
+			break;
+		}
+	if (q->port->queue[q->queue_id] == q)
+		q->port->queue[q->queue_id] = NULL;
+	rte_free(q);
+}
+
+struct mwp_port *
+mwp_queue_port(const struct mwp_queue *q)
+{
+	return q->port;
+}
+
+void
+mwp_queue_handoffs(const struct mwp_queue *q, uint64_t *out, uint64_t *in)
+{
+	*out = q->handoff_out;
+	*in = q->handoff_in;
+}
+
+uint16_t
+mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room)
+{
+	struct mwp_resp_ctx c;
+	uint16_t nb = 0;
+
+	/* frames of our QPs that arrived on other queues */
+	if (unlikely(!rte_ring_empty(q->handoff))) {
+		struct rte_mbuf *m[MWP_BURST_MAX / 2];
+		unsigned int n = rte_ring_sc_dequeue_burst(q->handoff, (void **)m,
+							   RTE_DIM(m), NULL);
+
+		q->handoff_in += n;
+		nb = mwp_resp_burst_handed(q, m, (uint16_t)n, tx, room);
+	}
+	if (q->nb_rd_pending == 0 && !q->rd_pending_overflow &&
+	    TAILQ_EMPTY(&q->tx_list))
+		return nb;
+	mwp_resp_ctx_init(&c, q, tx + nb, (uint16_t)(room - nb));
+	mwp_resp_read_owed(&c);
+	mwp_req_send_all(&c);
+	mwp_resp_finish(&c);
+	return (uint16_t)(nb + c.nb_tx);
+}

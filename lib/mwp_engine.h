@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_ENGINE_H
+#define MWP_ENGINE_H
+
+/**
+ * @file
+ * Engines and queues: who runs a QP.
+ *
+ * An engine is the datapath of one polling thread (an lcore).  It owns
+ * QPs: their send queues (binds, invalidations, the requester's packets,
+ * retransmissions), their timers (a timer wheel, one timer per QP) and
+ * their responder state are touched by that thread alone.  A queue is one
+ * rx/tx queue pair of a port that an engine polls; a QP attached to a port
+ * is owned by the engine of the port's queue 0, and a frame for it that
+ * arrives on another queue is handed to that queue through a
+ * multi-producer ring instead of being processed where it arrived.
+ *
+ * Other threads reach an engine's QPs through rings: ibv_post_send rings
+ * the QP's doorbell; destroying a QP or moving it to RESET waits until the
+ * engine has let go of it.  While an engine is stopped (before its lcore
+ * starts, after it returns), mwp_poll() runs its QPs' send queues
+ * instead, under the device lock, and nothing is sent.
+ *
+ * The loop of a polling thread, once per pass:
+ * @code
+ *	now = rte_rdtsc();
+ *	mwp_engine_run(eng, now);
+ *	for each queue q of the thread:
+ *		n = mwp_queue_tx(q, tx, room);             // requests, READ responses
+ *		nb_rx = rte_eth_rx_burst(port, queue, rx, 32);
+ *		n += mwp_resp_burst(q, rx, nb_rx, tx + n, room - n);
+ *		rte_eth_tx_burst(port, queue, tx, n);
+ *	mwp_reader_quiescent(ctx, id);
+ * @endcode
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "mwp_port.h"
+#include "mwp_stats.h"
+
+struct mwp_engine;
+struct mwp_queue;
+
+/** An engine's counters. */
+struct mwp_engine_stats {
+	uint64_t runs;		/**< mwp_engine_run calls */
+	uint64_t doorbells;	/**< send queues rung by posting threads */
+	uint64_t sq_runs;	/**< send queue runs */
+	uint64_t timers;	/**< timers fired */
+	uint64_t cmds;		/**< control requests served */
+	uint32_t qps;		/**< QPs it owns */
+};
+
+/**
+ * Create an engine, stopped.
+ *
+ * @param id
+ *   A number for its ring names and messages (its lcore id).
+ * @param socket
+ *   NUMA socket for its memory, or SOCKET_ID_ANY.
+ * @return
+ *   The engine, or NULL with rte_errno ENOMEM.
+ */
+struct mwp_engine *mwp_engine_create(unsigned int id, int socket);
+
+/**
+ * Free a stopped engine whose queues are freed.
+ *
+ * @return
+ *   0, or EBUSY while it owns QPs or has queues.
+ */
+int mwp_engine_free(struct mwp_engine *e);
+
+/**
+ * The calling thread runs the engine from now on: mwp_poll() leaves its
+ * QPs alone, and every QP it owns is looked at once on the next run.
+ */
+void mwp_engine_start(struct mwp_engine *e);
+
+/**
+ * The calling thread stops running the engine (its QPs' send queues go
+ * back to mwp_poll()).  Control requests waiting for it are served first.
+ */
+void mwp_engine_stop(struct mwp_engine *e);
+
+/**
+ * One pass of the engine's own work: control requests, send queues rung
+ * since the last pass (binds and invalidations execute here; data work
+ * requests go to the requester), and the timers due by now.  Call once
+ * per loop pass, before the queues' mwp_queue_tx().
+ *
+ * @param now
+ *   The current TSC (rte_rdtsc()); the engine's notion of time until the
+ *   next call.
+ * @return
+ *   Work done (0: nothing).
+ */
+unsigned int mwp_engine_run(struct mwp_engine *e, uint64_t now);
+
+/** The engine's counters (a snapshot; safe from any thread). */
+void mwp_engine_stats_get(const struct mwp_engine *e, struct mwp_engine_stats *st);
+
+/**
+ * Create a queue: the engine polls rx/tx queue pair queue_id of port.  The
+ * engine of queue 0 owns the port's QPs (those attached already, and
+ * those attached later).
+ *
+ * @param st
+ *   Where its frames are counted (the polling thread's counters for this
+ *   port); written by that thread alone.
+ * @return
+ *   The queue, or NULL with rte_errno EINVAL (the port has that queue, or
+ *   too many) or ENOMEM.
+ */
+struct mwp_queue *mwp_queue_create(struct mwp_engine *e, struct mwp_port *port,
+				   uint16_t queue_id, struct mwp_stats *st);
+
+/**
+ * Free a queue of a stopped engine.  Frames handed to it and not yet
+ * processed are freed.
+ */
+void mwp_queue_free(struct mwp_queue *q);
+
+/**
+ * What the queue sends without new input: answers to frames other queues
+ * handed over, READ responses that earlier bursts had no room for, the
+ * requests of the QPs it owns (new ones and retransmissions), and address
+ * resolution probes.  Call once per loop pass, from its engine's thread.
+ *
+ * @param tx
+ *   Where to put the frames (ICRCs done).
+ * @param room
+ *   Room in tx (up to 64 are used).
+ * @return
+ *   Frames placed in tx.
+ */
+uint16_t mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room);
+
+/** The queue's port. */
+struct mwp_port *mwp_queue_port(const struct mwp_queue *q);
+
+/** Frames this queue handed to the owner of their QP, and frames it was
+ * handed (counters of its thread). */
+void mwp_queue_handoffs(const struct mwp_queue *q, uint64_t *out, uint64_t *in);
+
+#endif /* MWP_ENGINE_H */
