@@ -53,12 +53,39 @@ struct app_qp {
 	uint32_t rq_psn, sq_psn;
 	unsigned int max_dest_rd_atomic;
 	unsigned int min_rnr_timer;
+	unsigned int timeout;		/* local ACK timeout: 4.096 us << timeout */
+	unsigned int retry_cnt, rnr_retry;
+	unsigned int max_rd_atomic;	/* READs/ATOMICs we keep outstanding */
 	unsigned int recv_count, recv_size;
 	bool has_remote_mac;
-	struct rte_ether_addr remote_mac;	/* where our SENDs go */
+	struct rte_ether_addr remote_mac;	/* instead of ARP/ND */
 };
 
-enum app_wr_op { APP_WR_BIND_MW, APP_WR_LOCAL_INV, APP_WR_SEND, APP_WR_SEND_WITH_INV };
+/* [wr N] opcodes, in the order of app_wr_ops[] (config_verbs.c) */
+enum app_wr_op {
+	APP_WR_BIND_MW, APP_WR_LOCAL_INV, APP_WR_SEND, APP_WR_SEND_WITH_IMM,
+	APP_WR_SEND_WITH_INV, APP_WR_WRITE, APP_WR_WRITE_WITH_IMM, APP_WR_READ,
+	APP_WR_FETCH_ADD, APP_WR_CMP_SWAP, APP_WR__MAX
+};
+
+/** What a [wr] opcode is. */
+struct app_wr_op_info {
+	const char *name;	/* in the configuration */
+	int ibv;		/* enum ibv_wr_opcode */
+	bool rc_only;		/* RC QPs only */
+	bool data;		/* has a local buffer (SGEs) */
+	bool remote;		/* names the peer's memory: remote_addr, remote_rkey */
+};
+extern const struct app_wr_op_info app_wr_ops[APP_WR__MAX];
+
+#define APP_WR_MAX_SGE 4
+
+/** A buffer in a configured region, as an SGE names it. */
+struct app_sge {
+	unsigned int mr;
+	uint64_t addr;		/* in the region's iova space (offset without one) */
+	uint32_t length;
+};
 
 struct app_wr {
 	char section[CFG_NAME_LEN];
@@ -71,7 +98,20 @@ struct app_wr {
 	uint8_t key;		/* Type 2 key byte */
 	uint32_t rkey;		/* local_inv, send_with_inv */
 	bool signaled;
+	bool fence;		/* IBV_SEND_FENCE */
+	bool inline_data;	/* IBV_SEND_INLINE */
 	uint64_t after_rx;	/* post once the QP's port has received this many */
+	bool has_remote;	/* remote_rkey given */
+	uint64_t remote_addr;	/* write, read, atomics: the peer's address */
+	uint32_t remote_rkey;	/* ... and key */
+	bool has_imm;
+	uint32_t imm;		/* send_with_imm, write_with_imm (host order) */
+	uint64_t add;		/* fetch_add */
+	uint64_t compare, swap;	/* cmp_swap */
+	/* the local buffer: sge = MR:ADDR:LENGTH,... or one from mr, addr,
+	 * length */
+	unsigned int nb_sge;
+	struct app_sge sge[APP_WR_MAX_SGE];
 };
 
 /** [recv N]: a receive whose buffers lie in configured regions. */
@@ -80,11 +120,7 @@ struct app_recv {
 	uint32_t qpn;
 	uint64_t wr_id;
 	unsigned int nb_sge;
-	struct {
-		unsigned int mr;
-		uint64_t addr;	/* in the region's iova space (offset without one) */
-		uint32_t length;
-	} sge[4];
+	struct app_sge sge[4];
 };
 
 /** The configuration file. */

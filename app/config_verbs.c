@@ -201,7 +201,7 @@ qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		qp->has_remote = true;
 	} else if (strcmp(k, "remote_mac") == 0) {
 		/* answers go where requests come from; our own requests
-		 * (send, send_with_inv) go here */
+		 * go here instead of where ARP/ND says */
 		if (rte_ether_unformat_addr(v, &qp->remote_mac) != 0 ||
 		    !rte_is_unicast_ether_addr(&qp->remote_mac))
 			BAD("'%s' is not a unicast MAC address", v);
@@ -218,6 +218,19 @@ qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		if (num(v, 31, &x))
 			BAD("'%s' is not an RNR timer code from 0 to 31", v);
 		qp->min_rnr_timer = (unsigned int)x;
+	} else if (strcmp(k, "timeout") == 0) {
+		if (num(v, 31, &x))
+			BAD("'%s' is not a local ACK timeout code from 0 to 31 "
+			    "(4.096 us << code; 0: none)", v);
+		qp->timeout = (unsigned int)x;
+	} else if (strcmp(k, "retry_cnt") == 0 || strcmp(k, "rnr_retry") == 0) {
+		if (num(v, 7, &x))
+			BAD("'%s' is not a retry count from 0 to 7", v);
+		*(k[1] == 'e' ? &qp->retry_cnt : &qp->rnr_retry) = (unsigned int)x;
+	} else if (strcmp(k, "max_rd_atomic") == 0) {
+		if (num(v, 255, &x) || x == 0)
+			BAD("'%s' is not a number from 1 to 255", v);
+		qp->max_rd_atomic = (unsigned int)x;
 	} else if (strcmp(k, "recv") == 0) {
 		unsigned int count, size;
 		char tail;
@@ -229,8 +242,67 @@ qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		qp->recv_size = size;
 	} else {
 		BAD("unknown key (known: pd, type, cq, port, access, remote_qpn, remote_mac, "
-		    "remote_ipv4, remote_ipv6, rq_psn, sq_psn, max_dest_rd_atomic, min_rnr_timer, recv)");
+		    "remote_ipv4, remote_ipv6, rq_psn, sq_psn, max_dest_rd_atomic, min_rnr_timer, "
+		    "timeout, retry_cnt, rnr_retry, max_rd_atomic, recv)");
 	}
+	return 0;
+}
+
+const struct app_wr_op_info app_wr_ops[APP_WR__MAX] = {
+	[APP_WR_BIND_MW] = { "bind_mw", IBV_WR_BIND_MW, false, false, false },
+	[APP_WR_LOCAL_INV] = { "local_inv", IBV_WR_LOCAL_INV, false, false, false },
+	[APP_WR_SEND] = { "send", IBV_WR_SEND, false, true, false },
+	[APP_WR_SEND_WITH_IMM] = { "send_with_imm", IBV_WR_SEND_WITH_IMM, false, true, false },
+	[APP_WR_SEND_WITH_INV] = { "send_with_inv", IBV_WR_SEND_WITH_INV, true, true, false },
+	[APP_WR_WRITE] = { "write", IBV_WR_RDMA_WRITE, false, true, true },
+	[APP_WR_WRITE_WITH_IMM] = { "write_with_imm", IBV_WR_RDMA_WRITE_WITH_IMM, false,
+				    true, true },
+	[APP_WR_READ] = { "read", IBV_WR_RDMA_READ, true, true, true },
+	[APP_WR_FETCH_ADD] = { "fetch_add", IBV_WR_ATOMIC_FETCH_AND_ADD, true, true, true },
+	[APP_WR_CMP_SWAP] = { "cmp_swap", IBV_WR_ATOMIC_CMP_AND_SWP, true, true, true },
+};
+
+/* "MR:ADDR:LENGTH, ..." (receives and work requests) */
+static int
+sge_list(const char *v, struct app_sge *sge, unsigned int max, unsigned int *nb,
+	 char *err, size_t errlen)
+{
+	char buf[256], *tok, *save;
+
+	*nb = 0;
+	if (strlen(v) >= sizeof(buf)) {
+		snprintf(err, errlen, "too long");
+		return -1;
+	}
+	strcpy(buf, v);
+	for (tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
+		unsigned int m;
+		unsigned long long a, l;
+		char tail;
+
+		if (*nb == max) {
+			snprintf(err, errlen, "%u SGEs at most", max);
+			return -1;
+		}
+		if (sscanf(tok, "%u:%lli:%lli%c", &m, &a, &l, &tail) != 3 ||
+		    m >= APP_MAX_OBJ || l > UINT32_MAX) {
+			snprintf(err, errlen, "'%s' is not MR:ADDR:LENGTH", tok);
+			return -1;
+		}
+		sge[*nb].mr = m;
+		sge[*nb].addr = a;
+		sge[*nb].length = (uint32_t)l;
+		(*nb)++;
+	}
+	return 0;
+}
+
+static int
+yes_no(const char *v, bool *out)
+{
+	if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+		return -1;
+	*out = v[0] == 'y';
 	return 0;
 }
 
@@ -246,16 +318,15 @@ wr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 			BAD("'%s' is not a QP number", v);
 		wr->qpn = (uint32_t)x;
 	} else if (strcmp(k, "opcode") == 0) {
-		if (strcmp(v, "bind_mw") == 0)
-			wr->op = APP_WR_BIND_MW;
-		else if (strcmp(v, "local_inv") == 0)
-			wr->op = APP_WR_LOCAL_INV;
-		else if (strcmp(v, "send") == 0)
-			wr->op = APP_WR_SEND;
-		else if (strcmp(v, "send_with_inv") == 0)
-			wr->op = APP_WR_SEND_WITH_INV;
-		else
-			BAD("'%s' is not an opcode (bind_mw, local_inv, send, send_with_inv)", v);
+		unsigned int i;
+
+		for (i = 0; i < APP_WR__MAX; i++)
+			if (strcmp(v, app_wr_ops[i].name) == 0)
+				break;
+		if (i == APP_WR__MAX)
+			BAD("'%s' is not an opcode (bind_mw, local_inv, send, send_with_imm, "
+			    "send_with_inv, write, write_with_imm, read, fetch_add, cmp_swap)", v);
+		wr->op = (enum app_wr_op)i;
 	} else if (strcmp(k, "mw") == 0 || strcmp(k, "mr") == 0) {
 		if (num(v, APP_MAX_OBJ - 1, &x))
 			BAD("'%s' is not a %s number", v, k);
@@ -281,16 +352,43 @@ wr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 		if (num(v, UINT32_MAX, &x))
 			BAD("'%s' is not a 32-bit R_Key", v);
 		wr->rkey = (uint32_t)x;
-	} else if (strcmp(k, "signaled") == 0) {
-		if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+	} else if (strcmp(k, "signaled") == 0 || strcmp(k, "fence") == 0 ||
+		   strcmp(k, "inline") == 0) {
+		bool *b = k[0] == 's' ? &wr->signaled : k[0] == 'f' ? &wr->fence :
+			  &wr->inline_data;
+
+		if (yes_no(v, b))
 			BAD("'%s' is not yes or no", v);
-		wr->signaled = v[0] == 'y';
 	} else if (strcmp(k, "after_rx") == 0) {
 		if (num(v, UINT64_MAX - 1, &wr->after_rx))
 			BAD("'%s' is not a frame count", v);
+	} else if (strcmp(k, "remote_addr") == 0) {
+		if (num(v, UINT64_MAX, &wr->remote_addr))
+			BAD("'%s' is not an address", v);
+	} else if (strcmp(k, "remote_rkey") == 0) {
+		if (num(v, UINT32_MAX, &x))
+			BAD("'%s' is not a 32-bit R_Key", v);
+		wr->remote_rkey = (uint32_t)x;
+		wr->has_remote = true;
+	} else if (strcmp(k, "imm") == 0) {
+		if (num(v, UINT32_MAX, &x))
+			BAD("'%s' is not a 32-bit immediate", v);
+		wr->imm = (uint32_t)x;
+		wr->has_imm = true;
+	} else if (strcmp(k, "add") == 0 || strcmp(k, "compare") == 0 ||
+		   strcmp(k, "swap") == 0) {
+		if (num(v, UINT64_MAX, &x))
+			BAD("'%s' is not a 64-bit number", v);
+		*(k[0] == 'a' ? &wr->add : k[0] == 'c' ? &wr->compare : &wr->swap) = x;
+	} else if (strcmp(k, "sge") == 0) {
+		char err[128];
+
+		if (sge_list(v, wr->sge, APP_WR_MAX_SGE, &wr->nb_sge, err, sizeof(err)))
+			BAD("%s", err);
 	} else {
-		BAD("unknown key (known: qp, opcode, mw, mr, addr, length, access, key, "
-		    "rkey, signaled, after_rx)");
+		BAD("unknown key (known: qp, opcode, mw, mr, addr, length, sge, access, key, "
+		    "rkey, remote_addr, remote_rkey, imm, add, compare, swap, signaled, "
+		    "fence, inline, after_rx)");
 	}
 	return 0;
 }
@@ -310,28 +408,10 @@ recv_entry(struct app_config *cfg, const char *sec, const char *k, const char *v
 		if (num(v, UINT64_MAX, &r->wr_id))
 			BAD("'%s' is not a number", v);
 	} else if (strcmp(k, "sge") == 0) {
-		char buf[256], *tok, *save;
+		char err[128];
 
-		r->nb_sge = 0;
-		if (strlen(v) >= sizeof(buf))
-			BAD("too long");
-		strcpy(buf, v);
-		for (tok = strtok_r(buf, ", ", &save); tok != NULL;
-		     tok = strtok_r(NULL, ", ", &save)) {
-			unsigned int mr;
-			unsigned long long addr, len;
-			char tail;
-
-			if (r->nb_sge == RTE_DIM(r->sge))
-				BAD("%zu SGEs at most", RTE_DIM(r->sge));
-			if (sscanf(tok, "%u:%lli:%lli%c", &mr, &addr, &len, &tail) != 3 ||
-			    mr >= APP_MAX_OBJ || len > UINT32_MAX)
-				BAD("'%s' is not MR:ADDR:LENGTH", tok);
-			r->sge[r->nb_sge].mr = mr;
-			r->sge[r->nb_sge].addr = addr;
-			r->sge[r->nb_sge].length = (uint32_t)len;
-			r->nb_sge++;
-		}
+		if (sge_list(v, r->sge, RTE_DIM(r->sge), &r->nb_sge, err, sizeof(err)))
+			BAD("%s", err);
 	} else {
 		BAD("unknown key (known: qp, wr_id, sge)");
 	}
@@ -385,7 +465,8 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 		qp = &cfg->qp[cfg->nb_qps++];
 		*qp = (struct app_qp){ .qpn = (uint32_t)idx,
 			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-			.max_dest_rd_atomic = 16, .min_rnr_timer = 12 };
+			.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+			.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
 		snprintf(qp->section, sizeof(qp->section), "%s", sec);
 		return each_entry(cf, cfg, sec, qp_entry, qp);
 	}
@@ -416,6 +497,97 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 	app_conf_err(cfg->file, sec, NULL,
 		     "unknown section kind '%s' (known: port, pd, mr, mw, cq, qp, wr, recv)", kind);
 	return -1;
+}
+
+/* A buffer inside its region: addr in the region's iova space, or an
+ * offset from its first byte if it has none. */
+static bool
+sge_inside(const struct app_mr *mr, const struct app_sge *g)
+{
+	uint64_t base = mr->has_iova ? mr->iova : 0;
+
+	return g->addr >= base && g->addr - base <= mr->length &&
+	       g->length <= mr->length - (g->addr - base);
+}
+
+/* A data work request (send, write, read, atomics): its QP's transport,
+ * its buffers, the peer's key. */
+static int
+check_data_wr(struct app_config *cfg, struct app_wr *wr)
+{
+	const struct app_wr_op_info *op = &app_wr_ops[wr->op];
+	const struct app_qp *qp = NULL;
+	uint64_t total = 0;
+
+	for (unsigned int j = 0; j < cfg->nb_qps; j++)
+		if (cfg->qp[j].qpn == wr->qpn)
+			qp = &cfg->qp[j];
+	if (op->rc_only && qp->uc) {
+		app_conf_err(cfg->file, wr->section, "opcode", "%s needs an rc QP", op->name);
+		return -1;
+	}
+	if (op->remote && !wr->has_remote) {
+		app_conf_err(cfg->file, wr->section, "remote_rkey",
+			     "%s needs the peer's remote_rkey (and remote_addr)", op->name);
+		return -1;
+	}
+	if (wr->op == APP_WR_SEND_WITH_INV && wr->rkey == 0) {
+		app_conf_err(cfg->file, wr->section, "rkey", "send_with_inv needs an rkey");
+		return -1;
+	}
+	/* mr, addr and length are the one-SGE way of saying sge */
+	if (wr->nb_sge != 0 && (wr->has_mr || wr->length != 0)) {
+		app_conf_err(cfg->file, wr->section, "sge", "give sge, or mr/addr/length, not both");
+		return -1;
+	}
+	if (wr->nb_sge == 0 && wr->length != 0) {
+		if (!wr->has_mr) {
+			app_conf_err(cfg->file, wr->section, "mr",
+				     "a %s with a length needs an existing [mr N]", op->name);
+			return -1;
+		}
+		wr->sge[0] = (struct app_sge){ .mr = wr->mr, .addr = wr->addr,
+					       .length = (uint32_t)wr->length };
+		if (wr->length > UINT32_MAX) {
+			app_conf_err(cfg->file, wr->section, "length", "above 2^32 - 1");
+			return -1;
+		}
+		wr->nb_sge = 1;
+	}
+	for (unsigned int g = 0; g < wr->nb_sge; g++) {
+		const struct app_sge *sg = &wr->sge[g];
+
+		if (!cfg->mr[sg->mr].present) {
+			app_conf_err(cfg->file, wr->section, wr->has_mr ? "mr" : "sge",
+				     "no [mr %u]", sg->mr);
+			return -1;
+		}
+		if (!sge_inside(&cfg->mr[sg->mr], sg)) {
+			app_conf_err(cfg->file, wr->section, wr->has_mr ? "length" : "sge",
+				     cfg->mr[sg->mr].has_iova ?
+				     "[addr, addr + length) is not inside [mr %u]" :
+				     "[mr %u] has no iova: addr is an offset, and "
+				     "[addr, addr + length) is not inside it", sg->mr);
+			return -1;
+		}
+		total += sg->length;
+	}
+	if ((wr->op == APP_WR_FETCH_ADD || wr->op == APP_WR_CMP_SWAP) &&
+	    (wr->nb_sge != 1 || total != 8)) {
+		app_conf_err(cfg->file, wr->section, "length",
+			     "an atomic's result is one 8-byte buffer");
+		return -1;
+	}
+	if (wr->inline_data && (op->remote && wr->op != APP_WR_WRITE &&
+				wr->op != APP_WR_WRITE_WITH_IMM)) {
+		app_conf_err(cfg->file, wr->section, "inline", "only sends and writes are inline");
+		return -1;
+	}
+	if (wr->inline_data && total > 256) {
+		app_conf_err(cfg->file, wr->section, "inline", "256 bytes inline at most");
+		return -1;
+	}
+	return 0;
 }
 
 /* References between sections, once all are read. */
@@ -478,7 +650,7 @@ app_config_verbs_check(struct app_config *cfg)
 			}
 	}
 	for (unsigned int i = 0; i < cfg->nb_wrs; i++) {
-		const struct app_wr *wr = &cfg->wr[i];
+		struct app_wr *wr = &cfg->wr[i];
 		bool found = false;
 
 		for (unsigned int j = 0; j < cfg->nb_qps; j++)
@@ -502,46 +674,8 @@ app_config_verbs_check(struct app_config *cfg)
 				     wr->op == APP_WR_LOCAL_INV ? "local_inv" : "send_with_inv");
 			return -1;
 		}
-		if (wr->op == APP_WR_SEND || wr->op == APP_WR_SEND_WITH_INV) {
-			const struct app_qp *qp = NULL;
-			const struct app_mr *mr;
-
-			for (unsigned int j = 0; j < cfg->nb_qps; j++)
-				if (cfg->qp[j].qpn == wr->qpn)
-					qp = &cfg->qp[j];
-			if (!qp->has_remote_mac) {
-				app_conf_err(cfg->file, wr->section, "qp",
-					     "[%s] needs remote_mac to send", qp->section);
-				return -1;
-			}
-			if (wr->op == APP_WR_SEND_WITH_INV && qp->uc) {
-				app_conf_err(cfg->file, wr->section, "opcode",
-					     "send_with_inv needs an rc QP");
-				return -1;
-			}
-			if (wr->length == 0)
-				continue;
-			if (!wr->has_mr || !cfg->mr[wr->mr].present) {
-				app_conf_err(cfg->file, wr->section, "mr",
-					     "a send with a length needs an existing [mr N]");
-				return -1;
-			}
-			mr = &cfg->mr[wr->mr];
-			/* addr is in the region's own address space (its iova) */
-			if (mr->has_iova && (wr->addr < mr->iova ||
-					     wr->addr - mr->iova > mr->length ||
-					     wr->length > mr->length - (wr->addr - mr->iova))) {
-				app_conf_err(cfg->file, wr->section, "length",
-					     "[addr, addr + length) is not inside [mr %u]", wr->mr);
-				return -1;
-			}
-			if (!mr->has_iova && wr->addr + wr->length > mr->length) {
-				app_conf_err(cfg->file, wr->section, "length",
-					     "[mr %u] has no iova: addr is an offset, and "
-					     "[addr, addr + length) is not inside it", wr->mr);
-				return -1;
-			}
-		}
+		if (app_wr_ops[wr->op].data && check_data_wr(cfg, wr) != 0)
+			return -1;
 	}
 	return 0;
 }

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -60,10 +61,10 @@ qp_to_rts(struct ibv_qp *qp, const struct app_qp *c, unsigned int mtu)
 		return ret;
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = c->sq_psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
+	a.timeout = (uint8_t)c->timeout;
+	a.retry_cnt = (uint8_t)c->retry_cnt;
+	a.rnr_retry = (uint8_t)c->rnr_retry;
+	a.max_rd_atomic = (uint8_t)c->max_rd_atomic;
 	return mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     (c->uc ? 0 : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC));
@@ -94,28 +95,40 @@ post_wr(const struct app_config *cfg, struct app_objects *o, const struct app_wr
 {
 	struct ibv_qp *qp = find_qp(cfg, o, w->qpn);
 	struct ibv_send_wr wr = { .wr_id = wr_id }, *bad;
-	struct ibv_sge sge;
+	struct ibv_sge sge[APP_WR_MAX_SGE];
 
-	wr.send_flags = w->signaled ? IBV_SEND_SIGNALED : 0;
+	wr.send_flags = (w->signaled ? IBV_SEND_SIGNALED : 0) |
+			(w->fence ? IBV_SEND_FENCE : 0) |
+			(w->inline_data ? IBV_SEND_INLINE : 0);
+	wr.opcode = (enum ibv_wr_opcode)app_wr_ops[w->op].ibv;
 	switch (w->op) {
 	case APP_WR_LOCAL_INV:
-		wr.opcode = IBV_WR_LOCAL_INV;
 		wr.invalidate_rkey = w->rkey;
-		return ibv_post_send(qp, &wr, &bad);
-	case APP_WR_SEND:
-	case APP_WR_SEND_WITH_INV:
-		wr.opcode = w->op == APP_WR_SEND ? IBV_WR_SEND : IBV_WR_SEND_WITH_INV;
-		wr.invalidate_rkey = w->rkey;
-		if (w->length != 0) {
-			sge.addr = mr_sge_addr(cfg, o, w->mr, w->addr);
-			sge.length = (uint32_t)w->length;
-			sge.lkey = o->mr[w->mr]->lkey;
-			wr.sg_list = &sge;
-			wr.num_sge = 1;
-		}
 		return ibv_post_send(qp, &wr, &bad);
 	case APP_WR_BIND_MW:
 		break;
+	default:
+		/* a data work request: its buffers, then what it names */
+		for (unsigned int g = 0; g < w->nb_sge; g++) {
+			sge[g].addr = mr_sge_addr(cfg, o, w->sge[g].mr, w->sge[g].addr);
+			sge[g].length = w->sge[g].length;
+			sge[g].lkey = o->mr[w->sge[g].mr]->lkey;
+		}
+		wr.sg_list = w->nb_sge != 0 ? sge : NULL;
+		wr.num_sge = (int)w->nb_sge;
+		wr.invalidate_rkey = w->rkey;
+		if (w->op == APP_WR_SEND_WITH_IMM || w->op == APP_WR_WRITE_WITH_IMM)
+			wr.imm_data = htonl(w->imm);
+		if (w->op == APP_WR_FETCH_ADD || w->op == APP_WR_CMP_SWAP) {
+			wr.wr.atomic.remote_addr = w->remote_addr;
+			wr.wr.atomic.rkey = w->remote_rkey;
+			wr.wr.atomic.compare_add = w->op == APP_WR_FETCH_ADD ? w->add : w->compare;
+			wr.wr.atomic.swap = w->swap;
+		} else {
+			wr.wr.rdma.remote_addr = w->remote_addr;
+			wr.wr.rdma.rkey = w->remote_rkey;
+		}
+		return ibv_post_send(qp, &wr, &bad);
 	}
 	if (o->mw[w->mw]->type == IBV_MW_TYPE_1) {
 		struct ibv_mw_bind b = { .wr_id = wr_id, .send_flags = wr.send_flags,
@@ -125,7 +138,6 @@ post_wr(const struct app_config *cfg, struct app_objects *o, const struct app_wr
 
 		return ibv_bind_mw(qp, o->mw[w->mw], &b);
 	}
-	wr.opcode = IBV_WR_BIND_MW;
 	wr.bind_mw.mw = o->mw[w->mw];
 	wr.bind_mw.rkey = (o->mw[w->mw]->rkey & ~0xffu) | w->key;
 	wr.bind_mw.bind_info.mr = o->mr[w->mr];
@@ -380,7 +392,8 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		struct ibv_qp_init_attr ia = {
 			.send_cq = o->cq[c->cq], .recv_cq = o->cq[c->cq],
 			.qp_type = c->uc ? IBV_QPT_UC : IBV_QPT_RC,
-			.cap = { .max_send_wr = 256, .max_send_sge = 1, .max_recv_sge = 4 },
+			.cap = { .max_send_wr = 256, .max_send_sge = APP_WR_MAX_SGE,
+				 .max_recv_sge = 4, .max_inline_data = 256 },
 		};
 		unsigned int recvs = c->recv_count;
 		int ret;

@@ -177,12 +177,21 @@ class Cli(unittest.TestCase):
             ("[qp 0x11]\ntype = xrc\n", r".*:4: \[qp 0x11\] type: 'xrc' is not rc or uc"),
             ("[qp 0x11]\nrecv = lots\n", r".*:4: \[qp 0x11\] recv: 'lots' is not COUNTxSIZE"),
             ("[qp 1]\n", r".*:3: \[qp 1\]: QP numbers go from 2"),
-            ("[wr 0]\nqp = 0x11\nopcode = write\n", r".*:5: \[wr 0\] opcode: 'write'"),
+            ("[wr 0]\nqp = 0x11\nopcode = teleport\n", r".*:5: \[wr 0\] opcode: 'teleport'"),
             ("[wr 0]\nqp = 0x11\nafter_rx = soon\n", r".*:5: \[wr 0\] after_rx: 'soon'"),
             ("[mr 0]\npd = 0\nrkey = 0x1ffffffff\n", r".*:5: \[mr 0\] rkey: "),
             ("[qp 0x11]\nremote_mac = 01:00:5e:00:00:01\n",
              r".*:4: \[qp 0x11\] remote_mac: .*not a unicast MAC"),
-            (QP + "[wr 0]\nqp = 0x11\nopcode = send\n", r".*:\d+: \[wr 0\] qp: \[qp 0x11\] needs remote_mac"),
+            (QP + "type = uc\n[mr 0]\npd = 0\n[wr 0]\nqp = 0x11\nopcode = read\nmr = 0\n"
+             "length = 8\nremote_rkey = 0x100\n", r".*:\d+: \[wr 0\] opcode: read needs an rc QP"),
+            (QP + "[mr 0]\npd = 0\n[wr 0]\nqp = 0x11\nopcode = write\nmr = 0\nlength = 8\n",
+             r".*:\d+: \[wr 0\] remote_rkey: write needs the peer's remote_rkey"),
+            (QP + "[mr 0]\npd = 0\n[wr 0]\nqp = 0x11\nopcode = fetch_add\nmr = 0\nlength = 4\n"
+             "remote_rkey = 0x100\n", r".*:\d+: \[wr 0\] length: an atomic's result is one 8-byte"),
+            (QP + "[mr 0]\npd = 0\n[wr 0]\nqp = 0x11\nopcode = send\nsge = 0:0:8,1:0:8\n",
+             r".*:\d+: \[wr 0\] sge: no \[mr 1\]"),
+            (QP + "timeout = 32\n", r".*:\d+: \[qp 0x11\] timeout: '32'"),
+            (QP.replace("0x11", "0x12") + "retry_cnt = 8\n", r".*:\d+: \[qp 0x12\] retry_cnt: '8'"),
             (QP + "remote_mac = 02:00:00:00:00:99\n[wr 0]\nqp = 0x11\nopcode = send_with_inv\n",
              r".*:\d+: \[wr 0\] rkey: send_with_inv needs an rkey"),
             (QP + "remote_mac = 02:00:00:00:00:99\n[mr 0]\npd = 0\nlength = 64\n"
