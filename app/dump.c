@@ -189,16 +189,22 @@ dump_qps(FILE *f, const struct app_objects *o)
 			"}, \"rnr_naks\": %" PRIu64 ", \"duplicates\": %" PRIu64
 			", \"read_resps\": %" PRIu64 ", \"atomics\": %" PRIu64
 			", \"acks_rx\": %" PRIu64 ", \"drops\": %" PRIu64
-			", \"requests_sent\": %" PRIu64 ", \"denied\": {",
+			", \"denied\": {",
 			sep, c->qpn, c->uc ? "uc" : "rc", app_qp_state_name(o->qp[i]->state),
 			c->port, c->pd, c->cq, qp->dest_qpn, qp->resp.epsn, qp->sq_psn,
 			qp->resp.msn, s->rx_pkts, s->rx_bytes, s->acks, s->naks[0],
 			s->naks[1], s->naks[2], s->naks[3], s->rnr_naks, s->duplicates,
-			s->read_resps, s->atomics, s->acks_rx, s->drops, qp->req.st.pkts);
+			s->read_resps, s->atomics, s->acks_rx, s->drops);
 		for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
 			fprintf(f, "%s\"%s\": %" PRIu64, d > 1 ? ", " : "",
 				mwp_deny_name(d), s->denied[d]);
-		fprintf(f, "}}}");
+		/* the requester: its PSNs and counters */
+		fprintf(f, "}}, \"requester\": {\"next_psn\": %" PRIu32
+			", \"unacked_psn\": %" PRIu32, qp->req.psn, qp->req.una);
+#define _(n, t) fprintf(f, ", \"" #n "\": %" PRIu64, qp->req.st.n);
+		MWP_FOREACH_REQ_STAT(_)
+#undef _
+		fprintf(f, "}}");
 		sep = ",";
 	}
 	fprintf(f, "\n  ]\n");

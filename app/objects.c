@@ -497,6 +497,17 @@ app_objects_print(FILE *out, const struct app_objects *o)
 			app_qp_state_name(o->qp[i]->state), s->rx_pkts, s->acks,
 			s->naks[0], s->naks[1], s->naks[2], s->naks[3], s->rnr_naks,
 			s->duplicates, s->read_resps, s->atomics);
+		if (qp->req.st.pkts != 0) {
+			const struct mwp_req_stats *r = &qp->req.st;
+
+			fprintf(out, "    requester: sent %" PRIu64 " (+%" PRIu64 " again), "
+				"answers %" PRIu64 ", naks seq %" PRIu64 " rnr %" PRIu64
+				" fatal %" PRIu64 ", timeouts %" PRIu64 ", implicit %" PRIu64
+				", dup %" PRIu64 " ghost %" PRIu64 " bad %" PRIu64 "\n",
+				r->pkts, r->retrans, r->acks, r->seq_naks, r->rnr_naks,
+				r->fatal_naks, r->timeouts, r->implicit_naks, r->dup_resps,
+				r->ghost_resps, r->bad_resps);
+		}
 	}
 }
 

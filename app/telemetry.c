@@ -115,7 +115,11 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 	rte_tel_data_add_dict_u64(d, "atomics", s->atomics);
 	rte_tel_data_add_dict_u64(d, "acks_rx", s->acks_rx);
 	rte_tel_data_add_dict_u64(d, "drops", s->drops);
-	rte_tel_data_add_dict_u64(d, "requests_sent", qp->req.st.pkts);
+	rte_tel_data_add_dict_u64(d, "req_next_psn", qp->req.psn);
+	rte_tel_data_add_dict_u64(d, "req_unacked_psn", qp->req.una);
+#define _(n, t) rte_tel_data_add_dict_u64(d, "req_" #n, qp->req.st.n);
+	MWP_FOREACH_REQ_STAT(_)
+#undef _
 	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {
 		snprintf(name, sizeof(name), "denied_%s", mwp_deny_name(r));
 		rte_tel_data_add_dict_u64(d, name, s->denied[r]);

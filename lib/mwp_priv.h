@@ -246,23 +246,28 @@ struct mwp_resp {
 	struct mwp_qp_stats st;
 };
 
-/* Requester counters (the owning engine's). */
+/* Requester counters (the owning engine's): _(name, text). */
+#define MWP_FOREACH_REQ_STAT(_)						\
+	_(pkts,          "request packets sent the first time")		\
+	_(bytes,         "payload bytes in them")			\
+	_(retrans,       "request packets sent again")			\
+	_(timeouts,      "local ACK timeouts")				\
+	_(acks,          "ACKs, READ responses, ATOMIC ACKs taken")	\
+	_(seq_naks,      "PSN sequence error NAKs received")		\
+	_(rnr_naks,      "RNR NAKs received")				\
+	_(fatal_naks,    "NAKs 0x61-0x63 (and reserved codes) received") \
+	_(implicit_naks, "responses past a READ/ATOMIC answer never seen") \
+	_(dup_resps,     "responses for PSNs already acknowledged")	\
+	_(ghost_resps,   "responses for PSNs never sent")		\
+	_(bad_resps,     "responses of the wrong opcode or length")	\
+	_(read_bytes,    "READ response bytes placed")			\
+	_(no_mbuf,       "a packet waited: no mbuf")			\
+	_(unresolved,    "a send waited for the peer's MAC")
+
 struct mwp_req_stats {
-	uint64_t pkts;		/* request packets sent, first sends */
-	uint64_t bytes;		/* their payload bytes */
-	uint64_t retrans;	/* request packets sent again */
-	uint64_t timeouts;	/* local ACK timeouts */
-	uint64_t seq_naks;	/* PSN sequence error NAKs received */
-	uint64_t rnr_naks;	/* RNR NAKs received */
-	uint64_t fatal_naks;	/* NAKs 0x61-0x63 (and reserved codes) received */
-	uint64_t acks;		/* ACKs, READ responses, ATOMIC ACKs accepted */
-	uint64_t implicit_naks;	/* responses that skipped a READ or ATOMIC's */
-	uint64_t dup_resps;	/* duplicates: PSN already acknowledged */
-	uint64_t ghost_resps;	/* PSN never sent, or nothing outstanding */
-	uint64_t bad_resps;	/* unexpected opcode or length: BAD_RESP_ERR */
-	uint64_t read_bytes;	/* READ response bytes placed */
-	uint64_t no_mbuf;	/* a packet waited: no mbuf */
-	uint64_t unresolved;	/* a send waited for the peer's MAC */
+#define _(n, t) uint64_t n;
+	MWP_FOREACH_REQ_STAT(_)
+#undef _
 };
 
 /* The requester side of an RC/UC QP (IBA 9.7.4, 9.7.5.2, 9.7.6). */

@@ -377,6 +377,193 @@ def local_uc_send_case():
             }}
 
 
+# ---- our requester against a recorded peer ----
+# The peer's answers come from in.pcap; our requests, made at start, go
+# out before the first frame is read.  A work request at after_rx N stops
+# the port's lcore at frame N until the requester has acted on what came
+# before (what a case needs to be deterministic).
+
+PEER = dict(src="192.0.2.2", dst="192.0.2.1", smac="02:00:00:00:00:02",
+            dmac="02:00:00:00:00:01")
+OURS = dict(sport=0xc000 | 0x11, **rv.ANSWER)
+REMOTE_VA, REMOTE_RKEY = 0x7000000, 0x4242
+
+
+def peer_aeth(psn, syn=0x1f, msn=0):
+    return roce.frame(0x11, 0x11, psn, eh={"aeth": {"syndrome": syn, "msn": msn}}, **PEER)
+
+
+def peer_read_resp(op, psn, data, msn=0):
+    eh = {} if op == 0x0e else {"aeth": {"syndrome": 0x1f, "msn": msn}}
+    return roce.frame(op, 0x11, psn, payload=bytes(data), eh=eh, **PEER)
+
+
+def peer_atomic_ack(psn, orig, msn=0):
+    return roce.frame(0x12, 0x11, psn, eh={"aeth": {"syndrome": 0x1f, "msn": msn},
+                                           "atmack": {"orig": orig}}, **PEER)
+
+
+def our_read(psn, va, length):
+    return roce.frame(0x0c, 0x99, psn, eh={"reth": {"va": va, "rkey": REMOTE_RKEY,
+                                                    "dmalen": length}},
+                      ackreq=True, **OURS)
+
+
+def wc(wr_id, status, opcode, byte_len=0):
+    return {"wr_id": wr_id, "status": status, "opcode": opcode, "qp_num": 0x11,
+            "byte_len": byte_len}
+
+
+def data_wr(n, opcode, addr, length, remote=True, after_rx=0, extra=""):
+    s = "[wr %d]\nqp = 0x11\nopcode = %s\nmr = 0\naddr = %#x\nlength = %d\n" % (
+        n, opcode, addr, length)
+    if remote:
+        s += "remote_addr = %#x\nremote_rkey = %#x\n" % (REMOTE_VA + addr - rv.MR_IOVA,
+                                                          REMOTE_RKEY)
+    if after_rx:
+        s += "after_rx = %d\n" % after_rx
+    return s + extra + "\n"
+
+
+# a separator: a bind of a window of its own (mw 4, the zero-based case's
+# own is not used here), which stops the lcore at that frame count
+def gate_wr(n, after_rx):
+    return ("[mw 4]\npd = 0\ntype = 2\n\n[wr %d]\nqp = 0x11\nopcode = bind_mw\nmw = 4\n"
+            "mr = 0\naddr = 0x10f00\nlength = 16\naccess = remote_read\nkey = 7\n"
+            "after_rx = %d\n\n" % (n, after_rx))
+
+
+def local_read_and_atomics_case():
+    """Our READ of 2500 bytes (three responses, placed segment by segment
+    into the region) and our FETCH_ADD and CMP_SWAP (the original values
+    into their 8-byte buffers), answered by the recorded peer."""
+    mem = rv.pattern()
+    peer = bytes((i * 7 + 3) & 0xff for i in range(2500))
+    mem[0x400:0x400 + 2500] = peer
+    mem[0x100:0x108] = struct.pack("<Q", 0x1122334455667788)
+    mem[0x108:0x110] = struct.pack("<Q", 42)
+    extra = (data_wr(4, "read", 0x10400, 2500) +
+             data_wr(5, "fetch_add", 0x10100, 8, extra="add = 5\n") +
+             data_wr(6, "cmp_swap", 0x10108, 8, extra="compare = 42\nswap = 7\n"))
+    out = [our_read(0, REMOTE_VA + 0x400, 2500),
+           roce.frame(0x14, 0x99, 3, eh={"atmeth": {"va": REMOTE_VA + 0x100,
+                                                    "rkey": REMOTE_RKEY,
+                                                    "swap_add": 5, "compare": 0}},
+                      ackreq=True, **OURS),
+           roce.frame(0x13, 0x99, 4, eh={"atmeth": {"va": REMOTE_VA + 0x108,
+                                                    "rkey": REMOTE_RKEY,
+                                                    "swap_add": 7, "compare": 42}},
+                      ackreq=True, **OURS)]
+    inp = [peer_read_resp(0x0d, 0, peer[:1024]), peer_read_resp(0x0e, 1, peer[1024:2048]),
+           peer_read_resp(0x0f, 2, peer[2048:]),
+           peer_atomic_ack(3, 0x1122334455667788), peer_atomic_ack(4, 42)]
+    return {"config": fixture_config(extra=extra), "in": inp, "out": out, "expect": {
+        "qps": {"0x11": {"state": "RTS"}},
+        "memory": {"0": bytes(mem), "1": bytes(4096)},
+        "completions": {"send": FIXTURE_BINDS + [
+            wc(4, "success", "rdma_read", 2500), wc(5, "success", "fetch_add", 8),
+            wc(6, "success", "comp_swap", 8)], "recv": []},
+        "port": {"packets in": 5, "accepted": 5},
+    }}
+
+
+def local_write_sequence_nak_case():
+    """Our WRITE of 3000 bytes (PSNs 0-2) and SEND (3); the peer NAKs PSN
+    1 (sequence error): the WRITE's second and third packets and the SEND
+    go again, from PSN 1, with their own bytes; the peer's ACK of 3
+    completes both."""
+    mem = rv.pattern()
+    extra = (data_wr(4, "write", 0x10000, 3000) + data_wr(5, "send", 0x10c00, 16,
+                                                          remote=False) + gate_wr(6, 1))
+    w = bytes(mem[:3000])
+
+    def our_write(op, psn, payload, reth):
+        eh = {"reth": {"va": REMOTE_VA, "rkey": REMOTE_RKEY, "dmalen": 3000}} if reth else {}
+        return roce.frame(op, 0x99, psn, payload=payload, eh=eh, ackreq=op == 0x08, **OURS)
+    send = roce.frame(0x04, 0x99, 3, payload=bytes(mem[0xc00:0xc10]), ackreq=True, **OURS)
+    first = [our_write(0x06, 0, w[:1024], True), our_write(0x07, 1, w[1024:2048], False),
+             our_write(0x08, 2, w[2048:], False), send]
+    again = first[1:]
+    inp = [peer_aeth(1, 0x60), peer_aeth(3)]
+    return {"config": fixture_config(extra=extra), "in": inp, "out": first + again,
+            "expect": {
+                "qps": {"0x11": {"state": "RTS"}},
+                "memory": {"0": bytes(mem), "1": bytes(4096)},
+                "completions": {"send": FIXTURE_BINDS + [
+                    wc(4, "success", "rdma_write"), wc(5, "success", "send"),
+                    wc(6, "success", "bind_mw")], "recv": []},
+                "port": {"packets in": 2, "accepted": 2},
+            }}
+
+
+def local_implicit_nak_case():
+    """Our READ (PSN 0) and SEND (PSN 1); the peer's ACK of 1 passes the
+    READ whose response never came (an implicit NAK): both go again, and
+    the READ's response and the ACK that follow complete them in order."""
+    mem = rv.pattern()
+    peer = bytes(range(100, 164))
+    mem[0x400:0x440] = peer
+    extra = (data_wr(4, "read", 0x10400, 64) +
+             data_wr(5, "send", 0x10c00, 8, remote=False) + gate_wr(6, 1))
+    send = roce.frame(0x04, 0x99, 1, payload=bytes(mem[0xc00:0xc08]), ackreq=True, **OURS)
+    out = [our_read(0, REMOTE_VA + 0x400, 64), send] * 2
+    inp = [peer_aeth(1), peer_read_resp(0x10, 0, peer), peer_aeth(1)]
+    return {"config": fixture_config(extra=extra), "in": inp, "out": out, "expect": {
+        "qps": {"0x11": {"state": "RTS"}},
+        "memory": {"0": bytes(mem), "1": bytes(4096)},
+        "completions": {"send": FIXTURE_BINDS + [
+            wc(4, "success", "rdma_read", 64), wc(5, "success", "send"),
+            wc(6, "success", "bind_mw")], "recv": []},
+        "port": {"packets in": 3, "accepted": 2, "drop": {"resp_implicit": 1}},
+    }}
+
+
+def local_bad_responses_case():
+    """Answers no request asked for: an ATOMIC ACK for a PSN never sent and
+    an ACK beyond the last PSN sent are counted and ignored; a READ
+    response longer than the READ asked fails it with BAD_RESP_ERR and
+    writes nothing; the QP goes to ERR and the SEND behind is flushed."""
+    mem = rv.pattern()
+    extra = (data_wr(4, "read", 0x10400, 100) +
+             data_wr(5, "send", 0x10c00, 8, remote=False))
+    send = roce.frame(0x04, 0x99, 1, payload=bytes(mem[0xc00:0xc08]), ackreq=True, **OURS)
+    out = [our_read(0, REMOTE_VA + 0x400, 100), send]
+    inp = [peer_atomic_ack(5, 0xdead), peer_aeth(9), peer_aeth(0x800009),
+           peer_read_resp(0x10, 0, bytes(200))]
+    return {"config": fixture_config(extra=extra), "in": inp, "out": out, "expect": {
+        "qps": {"0x11": {"state": "ERR"}},
+        "memory": {"0": bytes(mem), "1": bytes(4096)},
+        "completions": {"send": FIXTURE_BINDS + [
+            wc(4, "bad_resp_err", "rdma_read"), wc(5, "wr_flush_err", "send")],
+            "recv": []},
+        "port": {"packets in": 4, "accepted": 0,
+                 "drop": {"resp_ghost": 2, "resp_stale": 1, "resp_bad": 1}},
+    }}
+
+
+def local_ipv6_write_case():
+    """Our WRITE WITH IMMEDIATE to a peer whose GID is IPv6 goes out over
+    IPv6, and its ACK (over IPv6) completes it."""
+    mem = rv.pattern()
+    cfg = fixture_config(extra=data_wr(4, "write_with_imm", 0x10000, 40,
+                                       extra="imm = 0xabcdef01\n"))
+    cfg = cfg.replace("remote_ipv4 = 192.0.2.2", "remote_ipv6 = 2001:db8::2")
+    ours = roce.frame(0x0b, 0x99, 0, payload=bytes(mem[:40]),
+                      eh={"reth": {"va": REMOTE_VA, "rkey": REMOTE_RKEY, "dmalen": 40},
+                          "immdt": {"imm": 0xabcdef01}},
+                      ackreq=True, sport=0xc000 | 0x11, **rv.ANSWER6)
+    ack6 = roce.frame(0x11, 0x11, 0, eh={"aeth": {"syndrome": 0x1f, "msn": 1}},
+                      ipv6=True, src="2001:db8::2", dst="2001:db8::1",
+                      smac="02:00:00:00:00:02", dmac="02:00:00:00:00:01")
+    return {"config": cfg, "in": [ack6], "out": [ours], "expect": {
+        "qps": {"0x11": {"state": "RTS"}},
+        "memory": {"0": bytes(mem), "1": bytes(4096)},
+        "completions": {"send": FIXTURE_BINDS + [wc(4, "success", "rdma_write")],
+                        "recv": []},
+        "port": {"packets in": 1, "accepted": 1},
+    }}
+
+
 CAPTURE = "valid-icrc/soft-roce__rdma-write-read__ibdump__read2.pcap"
 
 
@@ -478,6 +665,11 @@ def all_cases(captures):
     c["local_send_with_inv_between_requests"] = local_send_with_inv_case()
     c["local_send_nak_flushes_later_work"] = local_send_nak_case()
     c["local_uc_send"] = local_uc_send_case()
+    c["local_read_and_atomics"] = local_read_and_atomics_case()
+    c["local_write_sequence_nak_resends"] = local_write_sequence_nak_case()
+    c["local_implicit_nak_resends_the_read"] = local_implicit_nak_case()
+    c["local_bad_responses"] = local_bad_responses_case()
+    c["local_ipv6_write_with_imm"] = local_ipv6_write_case()
     c["connectx_write_read_replay"] = capture_case(captures)
     return c
 
