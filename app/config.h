@@ -26,6 +26,8 @@ struct app_mr {
 	bool has_iova;
 	uint64_t iova;		/* default: the host address */
 	bool pattern;		/* fill: byte i = i & 0xff (else zero) */
+	bool random;		/* fill: bytes of an LCG from seed (app_fill) */
+	uint64_t seed;
 	bool has_rkey;
 	uint32_t rkey;		/* pinned R_Key (replays of captured traffic) */
 };
@@ -164,6 +166,14 @@ int app_config_load(const char *file, struct app_config *cfg);
  */
 void app_config_port(const struct app_config *cfg, unsigned int port,
 		     struct mwp_port_conf *out);
+
+/**
+ * Fill a region as its [mr] says: zero, the pattern (byte i = i & 0xff),
+ * or random:SEED -- byte i is the top byte of x(i + 1), where x(0) = SEED
+ * and x(n + 1) = x(n) * 6364136223846793005 + 1442695040888963407 (mod
+ * 2^64), so a test can compute it independently.
+ */
+void app_fill(const struct app_mr *mr, uint8_t *mem);
 
 /* config.c's error line, for the section loaders */
 void app_conf_err(const char *file, const char *section, const char *key,

@@ -38,6 +38,21 @@ const struct app_access_name app_access_names[APP_ACCESS_NAMES] = {
 	{ "zero_based", IBV_ACCESS_ZERO_BASED },
 };
 
+void
+app_fill(const struct app_mr *mr, uint8_t *mem)
+{
+	uint64_t x = mr->seed;
+
+	for (uint64_t b = 0; b < mr->length; b++) {
+		if (mr->random) {
+			x = x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+			mem[b] = (uint8_t)(x >> 56);
+		} else {
+			mem[b] = mr->pattern ? (uint8_t)b : 0;
+		}
+	}
+}
+
 /* "local_write,remote_read,..." -> IBV_ACCESS_* */
 static int
 access_list(const char *v, bool zero_based_ok, unsigned int *out)
@@ -112,9 +127,11 @@ mr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
 			BAD("'%s' is not an address", v);
 		mr->has_iova = true;
 	} else if (strcmp(k, "fill") == 0) {
-		if (strcmp(v, "pattern") != 0 && strcmp(v, "zero") != 0)
-			BAD("'%s' is not zero or pattern", v);
 		mr->pattern = strcmp(v, "pattern") == 0;
+		mr->random = strncmp(v, "random:", 7) == 0;
+		if (mr->random ? num(v + 7, UINT64_MAX, &mr->seed) != 0 :
+		    !mr->pattern && strcmp(v, "zero") != 0)
+			BAD("'%s' is not zero, pattern or random:SEED", v);
 	} else if (strcmp(k, "rkey") == 0) {
 		if (num(v, UINT32_MAX, &x))
 			BAD("'%s' is not a 32-bit R_Key", v);

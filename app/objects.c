@@ -89,6 +89,14 @@ mr_sge_addr(const struct app_config *cfg, const struct app_objects *o, unsigned 
 	return cfg->mr[mr].has_iova ? addr : (uintptr_t)o->mem[mr] + addr;
 }
 
+/* The host address of byte addr of [mr N] as the configuration names it. */
+static uint64_t
+mr_host_addr(const struct app_config *cfg, const struct app_objects *o, unsigned int mr,
+	     uint64_t addr)
+{
+	return (uintptr_t)o->mem[mr] + (cfg->mr[mr].has_iova ? addr - cfg->mr[mr].iova : addr);
+}
+
 static int
 post_wr(const struct app_config *cfg, struct app_objects *o, const struct app_wr *w,
 	uint64_t wr_id)
@@ -110,7 +118,11 @@ post_wr(const struct app_config *cfg, struct app_objects *o, const struct app_wr
 	default:
 		/* a data work request: its buffers, then what it names */
 		for (unsigned int g = 0; g < w->nb_sge; g++) {
-			sge[g].addr = mr_sge_addr(cfg, o, w->sge[g].mr, w->sge[g].addr);
+			/* inline data is copied from the process's own address
+			 * (no lkey): the host address, not the region's iova */
+			sge[g].addr = w->inline_data ?
+				      mr_host_addr(cfg, o, w->sge[g].mr, w->sge[g].addr) :
+				      mr_sge_addr(cfg, o, w->sge[g].mr, w->sge[g].addr);
 			sge[g].length = w->sge[g].length;
 			sge[g].lkey = o->mr[w->sge[g].mr]->lkey;
 		}
@@ -365,8 +377,7 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		o->mem[i] = aligned_alloc(64, RTE_ALIGN(c->length, 64));
 		if (o->mem[i] == NULL)
 			goto nomem;
-		for (uint64_t b = 0; b < c->length; b++)
-			((uint8_t *)o->mem[i])[b] = c->pattern ? (uint8_t)b : 0;
+		app_fill(c, o->mem[i]);
 		o->mr[i] = c->has_rkey ?
 			mwp_reg_mr_key(o->pd[c->pd], o->mem[i], c->length,
 				       c->has_iova ? c->iova : (uintptr_t)o->mem[i],

@@ -171,7 +171,7 @@ class Cli(unittest.TestCase):
         cases = [
             ("[mr 0]\npd = 3\n", r".*:4: \[mr 0\] pd: no \[pd 3\]"),
             ("[mr 0]\npd = 0\naccess = remote_sing\n", r".*:5: \[mr 0\] access: 'remote_sing'"),
-            ("[mr 0]\npd = 0\nfill = ones\n", r".*:5: \[mr 0\] fill: 'ones' is not zero or pattern"),
+            ("[mr 0]\npd = 0\nfill = ones\n", r".*:5: \[mr 0\] fill: 'ones' is not zero, pattern or random:SEED"),
             ("[mw 0]\npd = 0\ntype = 3\n", r".*:5: \[mw 0\] type: '3' is not 1 or 2"),
             ("[qp 0x11]\npd = 0\ncq = 0\n", r".*:3: \[qp 0x11\]: needs remote_ipv4"),
             ("[qp 0x11]\ntype = xrc\n", r".*:4: \[qp 0x11\] type: 'xrc' is not rc or uc"),
