@@ -806,7 +806,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			 * READs and ATOMICs: later WQEs wait in order */
 			if (rc && (uint32_t)psn_diff(r->psn, r->una) + e->npsn > MWP_REQ_WINDOW)
 				return false;
-			if (e->rd_atomic && r->rd_out >= RTE_MAX(qp->max_rd_atomic, 1))
+			if (e->rd_atomic && r->rd_out >= RTE_MAX((uint32_t)qp->max_rd_atomic, 1u))
 				return false;
 			e->first_psn = r->psn;
 			e->last_psn = (r->psn + e->npsn - 1) & PSN_MASK;
