@@ -198,9 +198,26 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 				return -1;
 			}
 			pc->mtu = (uint16_t)mtu;
+		} else if (strcmp(k, "neigh_reachable_ms") == 0 ||
+			   strcmp(k, "neigh_probe_ms") == 0 || strcmp(k, "neigh_probes") == 0 ||
+			   strcmp(k, "neigh_size") == 0 || strcmp(k, "ctrl_rate") == 0) {
+			char *end;
+			unsigned long x = strtoul(v, &end, 10);
+			uint32_t *at = strcmp(k, "neigh_reachable_ms") == 0 ? &pc->neigh.reachable_ms :
+				       strcmp(k, "neigh_probe_ms") == 0 ? &pc->neigh.probe_ms :
+				       strcmp(k, "neigh_probes") == 0 ? &pc->neigh.max_probes :
+				       strcmp(k, "neigh_size") == 0 ? &pc->neigh_size : &pc->ctrl_rate;
+
+			if (*v == '\0' || *v == '-' || *end != '\0' || x == 0 || x > 10000000) {
+				app_conf_err(cfg->file, sec, k,
+					 "'%s' is not a number from 1 to 10000000", v);
+				return -1;
+			}
+			*at = (uint32_t)x;
 		} else {
 			app_conf_err(cfg->file, sec, k,
-				 "unknown key (known: mac, ipv4, ipv6, mtu)");
+				 "unknown key (known: mac, ipv4, ipv6, mtu, neigh_reachable_ms, "
+				 "neigh_probe_ms, neigh_probes, neigh_size, ctrl_rate)");
 			return -1;
 		}
 	}

@@ -47,6 +47,50 @@ print_port_header(FILE *out, uint16_t port_id, const struct mwp_port *port)
 }
 
 void
+app_port_ctrl_stats(const struct app_run *run, uint16_t port_id, struct mwp_ctrl_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (unsigned int l = 0; l < run->nb_lcores; l++) {
+		const struct mwp_lcore *lc = &run->lcores[l];
+
+		for (uint16_t q = 0; q < lc->nb_queues; q++)
+			if (lc->q[q].port_id == port_id && lc->q[q].mq != NULL) {
+				struct mwp_ctrl_stats c;
+
+				mwp_queue_ctrl_stats(lc->q[q].mq, &c);
+				for (unsigned int i = 0; i < MWP_CTRL__MAX; i++)
+					sum->c[i] += c.c[i];
+			}
+	}
+}
+
+/* The control path's counters that moved, and the neighbour table. */
+static void
+print_ctrl(FILE *out, const struct app_run *run, uint16_t pid)
+{
+	const struct mwp_neigh_table *t = run->ports[pid]->neigh;
+	struct mwp_ctrl_stats c;
+	const char *sep = "  control path:";
+	bool any = false;
+
+	app_port_ctrl_stats(run, pid, &c);
+	for (unsigned int i = 0; i < MWP_CTRL__MAX; i++)
+		if (c.c[i] != 0) {
+			fprintf(out, "%s %s %" PRIu64, sep, mwp_ctrl_name(i), c.c[i]);
+			sep = ",";
+			any = true;
+		}
+	if (any)
+		fprintf(out, "\n");
+	if (t != NULL && t->st.lookups + t->st.learned + t->st.ignored != 0)
+		fprintf(out, "  neighbours: lookups %" PRIu64 " misses %" PRIu64 " probes %"
+			PRIu64 " learned %" PRIu64 " updated %" PRIu64 " failed %" PRIu64
+			" full %" PRIu64 " ignored %" PRIu64 "\n", t->st.lookups, t->st.misses,
+			t->st.probes, t->st.learned, t->st.updated, t->st.failed, t->st.full,
+			t->st.ignored);
+}
+
+void
 app_print_summary(FILE *out, const struct app_run *run)
 {
 	fprintf(out, "mwpath %s: %u port%s, %u polling lcore%s, ran %.3f s, stopped: %s\n",
@@ -66,6 +110,9 @@ app_print_summary(FILE *out, const struct app_run *run)
 		fprintf(out, "  %-22s %12" PRIu64 "  (%" PRIu64 " bytes)\n",
 			"packets out", s.tx_pkts, s.tx_bytes);
 		fprintf(out, "  %-22s %12" PRIu64 "\n", "accepted", s.accepted);
+		if (s.ctrl != 0)
+			fprintf(out, "  %-22s %12" PRIu64 "  ARP, neighbour discovery, ICMP echo\n",
+				"control", s.ctrl);
 		fprintf(out, "  %-22s %12" PRIu64 "\n", "dropped", dropped);
 		for (unsigned int d = 1; d < MWP_DROP__MAX; d++)
 			if (s.drop[d] != 0)
@@ -79,6 +126,7 @@ app_print_summary(FILE *out, const struct app_run *run)
 			if (s.denied[d] != 0)
 				fprintf(out, "    denied %-13s %12" PRIu64 "  NAK %#x\n",
 					mwp_deny_name(d), s.denied[d], mwp_deny_syndrome(d));
+		print_ctrl(out, run, pid);
 		if (rte_eth_stats_get(pid, &es) == 0)
 			fprintf(out, "  ethdev: ipackets %" PRIu64 " imissed %" PRIu64
 				" ierrors %" PRIu64 " rx_nombuf %" PRIu64

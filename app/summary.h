@@ -20,6 +20,10 @@ struct app_run {
 void app_port_stats(const struct app_run *run, uint16_t port_id,
 		    struct mwp_stats *sum);
 
+/** Sum the lcores' control path counters for one port. */
+void app_port_ctrl_stats(const struct app_run *run, uint16_t port_id,
+			 struct mwp_ctrl_stats *sum);
+
 /** Print the end-of-run summary (one screen). */
 void app_print_summary(FILE *out, const struct app_run *run);
 

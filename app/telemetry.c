@@ -5,10 +5,14 @@
  *                         answers, denials
  *   /mwpath/qp[,QPN]      per-QP state and counters
  *   /mwpath/keys[,RKEY]   live R_Keys with their range and access counters
+ *   /mwpath/neigh[,PORT]  the neighbour tables (ARP, ND): who is where,
+ *                         keyed by address with '_' for '.' and ':'
  * The callbacks run on DPDK's telemetry thread.  Counters are read as the
  * lcores leave them (64-bit loads, no locks); the key walk takes the
- * device lock, as binds do.
+ * device lock, as binds do; the neighbour walk the table's lock, as the
+ * control path does.
  */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +39,7 @@ parse_num(const char *params, uint64_t max, uint64_t *out)
 static void
 port_dict(struct rte_tel_data *d, uint16_t pid)
 {
+	struct mwp_ctrl_stats c;
 	struct mwp_stats s;
 	char name[64];
 
@@ -59,6 +64,11 @@ port_dict(struct rte_tel_data *d, uint16_t pid)
 	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {
 		snprintf(name, sizeof(name), "denied_%s", mwp_deny_name(r));
 		rte_tel_data_add_dict_u64(d, name, s.denied[r]);
+	}
+	app_port_ctrl_stats(t_run, pid, &c);
+	for (unsigned int i = 0; i < MWP_CTRL__MAX; i++) {
+		snprintf(name, sizeof(name), "ctrl_%s", mwp_ctrl_name(i));
+		rte_tel_data_add_dict_u64(d, name, c.c[i]);
 	}
 }
 
@@ -233,6 +243,109 @@ cmd_keys(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* "192.0.2.2" for an IPv4-mapped address, else the IPv6 text */
+static void
+ip_text(const uint8_t ip[16], char *buf, size_t len)
+{
+	if (mwp_ip_is_v4mapped(ip))
+		inet_ntop(AF_INET, ip + 12, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, ip, buf, (socklen_t)len);
+}
+
+struct neigh_walk {
+	struct rte_tel_data *d;
+	unsigned int shown, skipped;
+};
+
+static void
+neigh_cb(const struct mwp_neigh_entry *e, uint64_t age_ms, void *arg)
+{
+	struct neigh_walk *w = arg;
+	struct rte_tel_data *nd;
+	char ip[INET6_ADDRSTRLEN], mac[RTE_ETHER_ADDR_FMT_SIZE];
+
+	/* room for the table's counters beside the entries */
+	if (w->shown + 12 >= RTE_TEL_MAX_DICT_ENTRIES || (nd = rte_tel_data_alloc()) == NULL) {
+		w->skipped++;
+		return;
+	}
+	rte_tel_data_start_dict(nd);
+	rte_ether_format_addr(mac, sizeof(mac), &e->mac);
+	rte_tel_data_add_dict_string(nd, "mac", mac);
+	rte_tel_data_add_dict_string(nd, "state",
+				     mwp_neigh_state_name((enum mwp_neigh_state)e->state));
+	rte_tel_data_add_dict_u64(nd, "age_ms", age_ms);
+	rte_tel_data_add_dict_u64(nd, "probes", e->probes);
+	ip_text(e->ip, ip, sizeof(ip));
+	rte_tel_data_add_dict_string(nd, "ip", ip);
+	/* telemetry names are [A-Za-z0-9_/]: 192.0.2.2 is "192_0_2_2" */
+	for (char *c = ip; *c != '\0'; c++)
+		if (*c == '.' || *c == ':')
+			*c = '_';
+	if (rte_tel_data_add_dict_container(w->d, ip, nd, 0) != 0) {
+		rte_tel_data_free(nd);
+		w->skipped++;
+		return;
+	}
+	w->shown++;
+}
+
+static int
+neigh_dict(struct rte_tel_data *d, uint16_t pid)
+{
+	struct mwp_neigh_table *t = t_run->ports[pid]->neigh;
+	struct neigh_walk w = { .d = d };
+	struct mwp_neigh_stats st;
+
+	if (t == NULL)
+		return -ENOENT;
+	mwp_neigh_walk(t, rte_rdtsc(), neigh_cb, &w);
+	st = t->st;
+	rte_tel_data_add_dict_u64(d, "entries", w.shown + w.skipped);
+	if (w.skipped != 0)
+		rte_tel_data_add_dict_u64(d, "not_shown", w.skipped);
+	rte_tel_data_add_dict_u64(d, "size", t->size);
+	rte_tel_data_add_dict_u64(d, "lookups", st.lookups);
+	rte_tel_data_add_dict_u64(d, "misses", st.misses);
+	rte_tel_data_add_dict_u64(d, "probes", st.probes);
+	rte_tel_data_add_dict_u64(d, "learned", st.learned);
+	rte_tel_data_add_dict_u64(d, "updated", st.updated);
+	rte_tel_data_add_dict_u64(d, "evicted", st.evicted);
+	rte_tel_data_add_dict_u64(d, "failed", st.failed);
+	rte_tel_data_add_dict_u64(d, "full", st.full);
+	rte_tel_data_add_dict_u64(d, "ignored", st.ignored);
+	return 0;
+}
+
+static int
+cmd_neigh(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	uint64_t pid;
+
+	RTE_SET_USED(cmd);
+	rte_tel_data_start_dict(d);
+	if (parse_num(params, t_run->nb_ports - 1, &pid))
+		return neigh_dict(d, (uint16_t)pid);
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	for (uint16_t p = 0; p < t_run->nb_ports; p++) {
+		struct rte_tel_data *pd = rte_tel_data_alloc();
+		char name[16];
+
+		if (pd == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(pd);
+		if (neigh_dict(pd, p) != 0) {
+			rte_tel_data_free(pd);
+			continue;
+		}
+		snprintf(name, sizeof(name), "port%u", p);
+		rte_tel_data_add_dict_container(d, name, pd, 0);
+	}
+	return 0;
+}
+
 void
 app_telemetry_init(const struct app_run *run, const struct app_objects *objs)
 {
@@ -245,4 +358,7 @@ app_telemetry_init(const struct app_run *run, const struct app_objects *objs)
 		"Per-QP state and counters. Parameters: QPN (optional)");
 	rte_telemetry_register_cmd("/mwpath/keys", cmd_keys,
 		"Live R_Keys: range, access, counters. Parameters: rkey (optional)");
+	rte_telemetry_register_cmd("/mwpath/neigh", cmd_neigh,
+		"Neighbour tables (ARP, ND): address, MAC, state, age. "
+		"Parameters: port id (optional)");
 }

@@ -371,6 +371,9 @@ mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
 	q->port = port;
 	q->st = st;
 	q->queue_id = queue_id;
+	mwp_ctrl_ctx_init(&q->ctrl, &port->conf, port->neigh, port->mp,
+			  port->conf.ctrl_rate != 0 ? port->conf.ctrl_rate : 10000, 0,
+			  e->tsc_hz);
 	TAILQ_INIT(&q->tx_list);
 	e->queue[e->nb_queues++] = q;
 	port->queue[queue_id] = q;
@@ -416,6 +419,12 @@ struct mwp_port *
 mwp_queue_port(const struct mwp_queue *q)
 {
 	return q->port;
+}
+
+void
+mwp_queue_ctrl_stats(const struct mwp_queue *q, struct mwp_ctrl_stats *st)
+{
+	*st = q->ctrl.st;
 }
 
 void

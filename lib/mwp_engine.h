@@ -143,6 +143,11 @@ uint16_t mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room);
 /** The queue's port. */
 struct mwp_port *mwp_queue_port(const struct mwp_queue *q);
 
+struct mwp_ctrl_stats;
+
+/** The queue's control path counters (ARP, ND, ICMP echo; mwp_ctrl.h). */
+void mwp_queue_ctrl_stats(const struct mwp_queue *q, struct mwp_ctrl_stats *st);
+
 /** Frames this queue handed to the owner of their QP, and frames it was
  * handed (counters of its thread). */
 void mwp_queue_handoffs(const struct mwp_queue *q, uint64_t *out, uint64_t *in);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
@@ -40,12 +41,22 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 	}
 	port->dest_any_ip = !conf->has_ipv4 && !conf->has_ipv6;
 	port->index = index;
+	port->neigh = mwp_neigh_create(conf->neigh_size, &conf->neigh, rte_get_tsc_hz(),
+				       socket);
+	if (port->neigh == NULL) {
+		rte_free(port);
+		rte_errno = ENOMEM;
+		return NULL;
+	}
 	return port;
 }
 
 void
 mwp_port_free(struct mwp_port *port)
 {
+	if (port == NULL)
+		return;
+	mwp_neigh_free(port->neigh);
 	rte_free(port);
 }
 

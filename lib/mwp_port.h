@@ -15,6 +15,8 @@
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
+#include "mwp_neigh.h"
+
 struct ibv_context;
 struct ibv_qp;
 struct mwp_key_table;
@@ -27,6 +29,10 @@ struct mwp_port_conf {
 	rte_be32_t ipv4;		/**< our IPv4 address */
 	uint8_t ipv6[16];		/**< our IPv6 address */
 	uint16_t mtu;			/**< RoCE path MTU: 256 ... 4096 */
+	uint32_t neigh_size;		/**< neighbour table entries; 0: 256 */
+	struct mwp_neigh_params neigh;	/**< its timings; zeros: defaults */
+	uint32_t ctrl_rate;		/**< ARP/ND/ICMP replies a second, per
+					 *   polling thread; 0: 10000 */
 };
 
 struct mwp_qp;
@@ -56,6 +62,9 @@ struct mwp_port {
 	struct rte_mempool *mp;		/**< where response mbufs come from */
 	struct ibv_context *ctx;	/**< device of the attached QPs */
 	struct mwp_key_table *keys;	/**< its R_Key table */
+	/** Who is where on the link (ARP, ND); the control path learns into
+	 *  it, requesters resolve their peers' GIDs with it. */
+	struct mwp_neigh_table *neigh;
 	/** Its queues, by queue id (mwp_queue_create); queue 0's engine
 	 *  owns the port's QPs. */
 	struct mwp_queue *queue[MWP_PORT_MAX_QUEUES];
@@ -81,7 +90,8 @@ bool mwp_mtu_valid(unsigned int mtu);
  * @param socket
  *   NUMA socket for its memory, or SOCKET_ID_ANY.
  * @return
- *   The port, or NULL with rte_errno EINVAL (bad MTU) or ENOMEM.
+ *   The port (with its neighbour table), or NULL with rte_errno EINVAL
+ *   (bad MTU) or ENOMEM.
  */
 struct mwp_port *mwp_port_create(const struct mwp_port_conf *conf,
 				 uint16_t index, int socket);

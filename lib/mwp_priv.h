@@ -21,6 +21,7 @@
 #include "mwp_verbs.h"
 #include "rkey_tbl.h"
 #include "roce_build.h"
+#include "mwp_ctrl.h"
 #include "mwp_engine.h"
 #include "mwp_timer.h"
 
@@ -464,6 +465,7 @@ struct mwp_queue {
 	bool rd_pending_overflow;
 	TAILQ_HEAD(, mwp_qp) tx_list;	/* owned QPs with requests to send */
 	struct rte_ring *handoff;	/* frames for its QPs, from other queues */
+	struct mwp_ctrl_ctx ctrl;	/* ARP, ND, ICMP echo on this queue */
 	uint64_t handoff_out, handoff_in;
 };
 

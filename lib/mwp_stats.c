@@ -7,6 +7,7 @@ mwp_stats_add(struct mwp_stats *sum, const struct mwp_stats *s)
 	sum->rx_pkts += s->rx_pkts;
 	sum->rx_bytes += s->rx_bytes;
 	sum->accepted += s->accepted;
+	sum->ctrl += s->ctrl;
 	sum->tx_pkts += s->tx_pkts;
 	sum->tx_bytes += s->tx_bytes;
 	for (unsigned int i = 0; i < MWP_DROP__MAX; i++)

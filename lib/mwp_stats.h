@@ -21,6 +21,8 @@ struct mwp_stats {
 	uint64_t rx_pkts;		/**< frames received */
 	uint64_t rx_bytes;		/**< bytes received */
 	uint64_t accepted;		/**< frames handed to a QP */
+	uint64_t ctrl;			/**< frames the control path took (ARP,
+					 *   ND, ICMP echo: mwp_ctrl.h) */
 	uint64_t tx_pkts;		/**< frames sent */
 	uint64_t tx_bytes;		/**< bytes sent */
 	uint64_t drop[MWP_DROP__MAX];	/**< frames dropped, by reason */

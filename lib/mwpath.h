@@ -13,6 +13,8 @@
  *  - mwp_port.h, mwp_stats.h, mwp_drop.h: ports, counters, drop reasons;
  *  - roce_resp.h: the per-burst entry point of the datapath;
  *  - mwp_engine.h: engines and queues, who runs each QP;
+ *  - mwp_ctrl.h, mwp_neigh.h: ARP, neighbour discovery, ICMP echo, and the
+ *    neighbour table;
  *  - mwp_verbs.h: the verbs face (devices, PDs, MRs, MWs, CQs, QPs);
  *  - rkey_tbl.h, mwp_access.h: the R_Key table and the access decision;
  *  - mwp_log.h: the library's rte_log type.
@@ -22,9 +24,11 @@
  */
 
 #include "mwp_access.h"
+#include "mwp_ctrl.h"
 #include "mwp_drop.h"
 #include "mwp_engine.h"
 #include "mwp_log.h"
+#include "mwp_neigh.h"
 #include "mwp_port.h"
 #include "mwp_stats.h"
 #include "roce_build.h"

@@ -747,29 +747,67 @@ on_timer(struct mwp_timer *t, uint64_t now)
 
 /* ---- sending ---- */
 
-/* Is the peer's MAC known?  Looks it up now and then; probes go out
- * through c.  false: not yet (the timer looks again), or never (the WQEs
- * failed). */
+/* Is the peer's MAC known?  The configured one, or what the port's
+ * neighbour table found for the peer's GID (looked up again every second;
+ * probes go out through c).  false: not yet -- the timer looks again --
+ * or never: the table gave up, and the oldest WQE fails. */
 static bool
 peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 {
 	struct mwp_req *r = &qp->req;
+	const uint64_t now = now_of(qp);
+	struct rte_ether_addr mac;
+	enum mwp_neigh_res res;
+	bool probe, unicast;
 
-	RTE_SET_USED(c);
 	if (__atomic_load_n(&qp->has_peer_mac, __ATOMIC_ACQUIRE)) {
-		if (!r->have_mac) {
+		if (!r->have_mac || !rte_is_same_ether_addr(&r->mac, &qp->peer_mac)) {
 			r->mac = qp->peer_mac;
 			r->have_mac = 1;
 			make_flow(qp);
 		}
 		return true;
 	}
-	if (r->have_mac)
+	if (r->have_mac && now - r->mac_tsc < ns_to_tsc(qp, MAC_RECHECK_US * UINT64_C(1000)))
 		return true;
-	r->st.unresolved++;
-	mwp_timer_arm(wheel_of(qp), &r->tmr,
-		      now_of(qp) + ns_to_tsc(qp, MAC_RETRY_US * UINT64_C(1000)));
-	return false;
+	if (qp->port->neigh == NULL)
+		res = MWP_NEIGH_UNREACH;
+	else
+		res = mwp_neigh_resolve(qp->port->neigh, qp->peer_gid, now, &mac, &probe,
+					&unicast);
+	if (res != MWP_NEIGH_UNREACH && probe && c->nb_tx < c->tx_room) {
+		struct rte_mbuf *m;
+
+		c->q->ctrl.mp = qp->port->mp;
+		m = mwp_ctrl_probe(&c->q->ctrl, qp->peer_gid, unicast ? &mac : NULL);
+		if (m != NULL)
+			mwp_resp_queue_frame(c, m, 0);
+	}
+	switch (res) {
+	case MWP_NEIGH_OK:
+		if (!r->have_mac || !rte_is_same_ether_addr(&r->mac, &mac)) {
+			r->mac = mac;
+			make_flow(qp);
+		}
+		r->have_mac = 1;
+		r->mac_tsc = now;
+		return true;
+	case MWP_NEIGH_WAIT:
+		/* a MAC known before stays in use while it is asked again */
+		if (r->have_mac)
+			return true;
+		r->st.unresolved++;
+		if (!mwp_timer_armed(&r->tmr))
+			mwp_timer_arm(wheel_of(qp), &r->tmr,
+				      now + ns_to_tsc(qp, MAC_RETRY_US * UINT64_C(1000)));
+		return false;
+	default:
+		/* nobody answers for that address */
+		r->have_mac = 0;
+		r->st.unresolved++;
+		fail(qp, oldest(qp), IBV_WC_RETRY_EXC_ERR);
+		return false;
+	}
 }
 
 /* Send what this QP has to send while c has room.  true: more left. */

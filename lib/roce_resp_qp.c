@@ -847,6 +847,29 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	return !c->dropped;
 }
 
+/* A frame the parser rejected as not IP or not UDP: the control path's
+ * (ARP, ND, ICMP echo), answered here off the RoCE path.  true: taken. */
+static __rte_noinline bool
+ctrl_frame(struct mwp_resp_ctx *c, const struct rte_mbuf *m)
+{
+	struct mwp_ctrl_ctx *cx = &c->q->ctrl;
+	struct rte_mbuf *r;
+
+	cx->mp = c->port->mp;
+	if (!mwp_ctrl_input(cx, m, c->q->eng->now, &r))
+		return false;
+	c->st->ctrl++;
+	if (r != NULL) {
+		if (c->nb_tx < c->tx_room) {
+			mwp_resp_queue_frame(c, r, 0);
+		} else {
+			rte_pktmbuf_free(r);
+			c->st->drop[MWP_DROP_TX_FULL]++;
+		}
+	}
+	return true;
+}
+
 void
 mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 	     const struct mwp_pkt *p, const enum mwp_drop *why,
@@ -865,6 +888,9 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 				e = MWP_DROP_UNKNOWN_QP;
 		}
 		if (unlikely(e != MWP_DROP_NONE)) {
+			if ((e == MWP_DROP_NOT_IP || e == MWP_DROP_NOT_UDP) &&
+			    ctrl_frame(c, pkts[i]))
+				continue;
 			st->drop[e]++;
 			continue;
 		}

@@ -62,8 +62,13 @@ def build():
     add(roce.frame(0x0a, QPN, 7, payload=bytes(16), dst="192.0.2.99",
                    eh={"reth": {"va": 0, "rkey": 1, "dmalen": 16}}), "not_for_us")
     add(roce.frame(0x81, QPN, 0, becn=True), "cnp")
+    # an ARP request for the port's address: answered (RFC 826), after the
+    # RoCE answers the frames before it made
     add(bytes(Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") /
-              ARP(psrc=PEER_V4, pdst=PORT_V4)), "not_ip")
+              ARP(psrc=PEER_V4, pdst=PORT_V4, hwsrc=PEER_MAC)), "control")
+    answers.append(bytes(Ether(src=PORT_MAC, dst=PEER_MAC) /
+                         ARP(op=2, hwsrc=PORT_MAC, psrc=PORT_V4, hwdst=PEER_MAC,
+                             pdst=PEER_V4)))
     add(bytes(Ether(src=PEER_MAC, dst=PORT_MAC) /
               IP(src=PEER_V4, dst=PORT_V4) / UDP(sport=5353, dport=53) /
               bytes(12)), "not_roce_port")
@@ -74,8 +79,9 @@ def build():
                       eh={"reth": {"va": 0, "rkey": 1, "dmalen": 64}})
     add(full[:50], "ip_bad_len")        # truncated in flight
     accepted = expect.pop("accepted")
-    return frames, {"frames": len(frames), "accepted": accepted, "drop": expect,
-                    "answers": len(answers)}, answers
+    control = expect.pop("control")
+    return frames, {"frames": len(frames), "accepted": accepted, "control": control,
+                    "drop": expect, "answers": len(answers)}, answers
 
 
 if __name__ == "__main__":

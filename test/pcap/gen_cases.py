@@ -253,9 +253,10 @@ def zero_based_case():
 
 def bad_frames_case():
     """What is not a good request is dropped and counted, never answered
-    and never written: a bad ICRC, ARP, a truncated frame, IPv4 options,
-    a CNP, a frame for another host; the one good WRITE among them lands."""
-    from scapy.layers.l2 import ARP, Ether
+    and never written: a bad ICRC, an LLDP frame, a truncated frame, IPv4
+    options, a CNP, a frame for another host; the one good WRITE among them
+    lands."""
+    from scapy.layers.l2 import Ether
     mem = rv.pattern()
     good = b"only this lands"
     mem[0x300:0x300 + len(good)] = good
@@ -265,8 +266,8 @@ def bad_frames_case():
     frames = [
         (rv.write(0x0a, 0, rv.MR_IOVA + 0x200, rv.MR_RKEY, b"B" * 32, icrc_ok=False),
          "bad_icrc"),
-        (bytes(Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") /
-               ARP(psrc="192.0.2.2", pdst="192.0.2.1")), "not_ip"),
+        (bytes(Ether(src=PEER_MAC, dst="01:80:c2:00:00:0e", type=0x88cc) / bytes(46)),
+         "not_ip"),
         (full[:50], "ip_bad_len"),
         (full[:20], "ip_trunc"),
         (bytes(opts), "ipv4_options"),

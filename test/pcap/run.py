@@ -126,7 +126,7 @@ def summary_counts(text):
     """{'packets in': n, ..., 'drop': {reason: n}} from mwpath's summary."""
     c, drop = {}, {}
     for line in text.splitlines():
-        m = re.match(r"^  (packets in|packets out|accepted|dropped)\s+(\d+)", line)
+        m = re.match(r"^  (packets in|packets out|accepted|control|dropped)\s+(\d+)", line)
         if m:
             c[m.group(1)] = int(m.group(2))
         m = re.match(r"^    ([a-z_0-9]+)\s+(\d+)\s", line)

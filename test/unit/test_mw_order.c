@@ -452,7 +452,7 @@ Test(order5, a_full_cq_is_an_overrun_the_qp_goes_to_err_and_no_completion_is_los
 		pump_and_look();
 		n = ibv_poll_cq(small, 8, wc);
 		for (int k = 0; k < n; k++, got++)
-			cr_expect_eq(wc[k].wr_id, 10 + got);
+			cr_expect_eq(wc[k].wr_id, (uint64_t)(10 + got));
 	}
 	cr_expect_eq(got, 6, "completions lost: %d of 6", got);
 }
