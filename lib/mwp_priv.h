@@ -287,6 +287,10 @@ struct mwp_req {
 	uint8_t retry_left;	/* retries left (timeouts, sequence NAKs) */
 	uint8_t rnr_left;	/* RNR retries left; rnr_retry 7: forever */
 	uint8_t rnr_wait;	/* waiting out an RNR NAK's timer */
+	uint8_t retrying;	/* a go-back-N started, no progress since:
+				 * NAKs and implicit NAKs start no other
+				 * (responses of the old flight are still
+				 * coming); a timeout does */
 	uint8_t have_mac;	/* mac is the peer's */
 	uint64_t ack_clock;	/* when the oldest unacknowledged packet was
 				 * last sent, or progress last made */

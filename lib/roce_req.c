@@ -29,6 +29,8 @@
  * again); after an RNR NAK it is the RNR timer.  retry_cnt timeouts (and
  * sequence or implicit NAKs) in a row fail the oldest WQE with
  * RETRY_EXC_ERR; rnr_retry RNR NAKs with RNR_RETRY_EXC_ERR (7: never).
+ * Once a go-back has started, NAKs and implicit NAKs start no other
+ * until progress is made (they speak of the old flight); timeouts do.
  *
  * UC: no acknowledgements, no retransmission; a WQE completes once its
  * last packet is on its way.
@@ -456,10 +458,28 @@ retry(struct mwp_qp *qp)
 	return true;
 }
 
+/* Go back to psn for a sequence or implicit NAK, unless a go-back
+ * already runs with no progress since: then the NAK is about packets
+ * sent before it (the old flight's responses, the peer's NAK of what is
+ * being sent again), and starting over once more would only spend a
+ * retry -- the ACK timer covers a resend that is lost too.  As rxe's
+ * started_retry. */
+static void
+nak_retry(struct mwp_qp *qp, uint32_t psn)
+{
+	if (qp->req.retrying)
+		return;
+	if (retry(qp)) {
+		qp->req.retrying = 1;
+		go_back(qp, psn);
+	}
+}
+
 /* Forward progress: the counts start over. */
 static void
 progress(struct mwp_qp *qp)
 {
+	qp->req.retrying = 0;
 	qp->req.retry_left = qp->retry_cnt;
 	qp->req.rnr_left = qp->rnr_retry;
 	qp->req.ack_clock = now_of(qp);
@@ -486,8 +506,7 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 			r->st.implicit_naks++;
 			if (moved)
 				progress(qp);
-			if (retry(qp))
-				go_back(qp, r->una);
+			nak_retry(qp, r->una);
 			mwp_sq_deliver(qp);
 			return false;
 		}
@@ -561,8 +580,7 @@ on_ack(struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 			return MWP_DROP_RESP_STALE;
 		if (!ack_to(qp, (psn - 1) & PSN_MASK))
 			return MWP_DROP_RESP_IMPLICIT;
-		if (retry(qp))
-			go_back(qp, psn);
+		nak_retry(qp, psn);
 		return MWP_DROP_NONE;
 	}
 	r->st.fatal_naks++;
@@ -740,8 +758,10 @@ on_timer(struct mwp_timer *t, uint64_t now)
 		return;
 	}
 	r->st.timeouts++;
-	if (retry(qp))
+	if (retry(qp)) {
+		r->retrying = 1;
 		go_back(qp, r->una);
+	}
 	mwp_sq_deliver(qp);
 }
 
@@ -837,6 +857,14 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		if (r->tx_pos == qp->sq_tail)
 			return false;
 		e = mwp_swqe_at(qp, r->tx_pos);
+		if (e->started && (psn_diff(r->tx_psn, e->first_psn) < 0 ||
+				   psn_diff(r->tx_psn, e->last_psn) > 0)) {
+			/* tx_pos passed WQEs that completed after a go-back
+			 * pointed at them: send this one from its first PSN
+			 * not acknowledged */
+			r->tx_psn = psn_diff(r->una, e->first_psn) > 0 &&
+				    psn_diff(r->una, e->last_psn) <= 0 ? r->una : e->first_psn;
+		}
 		if (!peer_mac(c, qp))
 			return false;
 		if (!e->started) {
@@ -935,6 +963,7 @@ mwp_req_start(struct mwp_qp *qp)
 	r->retry_left = qp->retry_cnt;
 	r->rnr_left = qp->rnr_retry;
 	r->rnr_wait = 0;
+	r->retrying = 0;
 	r->have_mac = 0;
 }
 

@@ -530,6 +530,120 @@ Test(req, a_sequence_nak_sends_again_from_the_naked_psn)
 	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 }
 
+/* After a go-back the old flight's responses keep coming, each "later
+ * than expected": one go-back is enough, and they spend no retries (else
+ * a lossy, reordering link exhausts retry_cnt in one round trip). */
+Test(req, the_old_flights_responses_after_a_go_back_start_no_other_and_spend_no_retries)
+{
+	struct ibv_qp *q = req_qp(IBV_QPT_RC, 14, 2, 7, 4, 0, "::ffff:192.0.2.2");
+	struct mwp_qp *mq = to_mqp(q);
+	uint8_t data[3000];
+	const struct wire_frame *f[8];
+	unsigned int n;
+
+	for (unsigned int i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)(i * 3 + 1);
+	memset(buf, 0, 4096);
+	post(q, IBV_WR_RDMA_READ, 1, 0, 3000);		/* PSNs 0..2 */
+	pump(3);
+	n = wire.nb_frames;
+	/* FIRST lost: MIDDLE is an implicit NAK, the READ goes again */
+	wire_read_resp(q->qp_num, ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 1, data + MTU, MTU);
+	pump(3);
+	cr_assert_eq(requests(n, f, 8), 1);
+	cr_expect_eq(mq->req.retry_left, 1);
+	/* the rest of the old flight, twice over (a duplicating link) */
+	for (int k = 0; k < 2; k++) {
+		wire_read_resp(q->qp_num, ROCE_OP_RC_RDMA_READ_RESPONSE_LAST, 2,
+			       data + 2 * MTU, 3000 - 2 * MTU);
+		wire_read_resp(q->qp_num, ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 1,
+			       data + MTU, MTU);
+	}
+	pump(3);
+	cr_expect_eq(mq->req.st.implicit_naks, 5, "counted");
+	cr_expect_eq(requests(n, f, 8), 1, "but not asked again");
+	cr_expect_eq(mq->req.retry_left, 1, "and no retry spent");
+	cr_expect_eq(q->state, IBV_QPS_RTS);
+	/* the new flight completes it; progress gives the retries back */
+	wire_read_resp(q->qp_num, ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST, 0, data, MTU);
+	wire_read_resp(q->qp_num, ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE, 1, data + MTU, MTU);
+	wire_read_resp(q->qp_num, ROCE_OP_RC_RDMA_READ_RESPONSE_LAST, 2, data + 2 * MTU,
+		       3000 - 2 * MTU);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+	cr_expect_eq(memcmp(buf, data, 3000), 0);
+	cr_expect_eq(mq->req.retry_left, 2);
+	cr_expect_eq(mq->req.retrying, 0);
+}
+
+/* A timeout still goes back while a NAK's go-back gets no answer. */
+Test(req, a_timeout_goes_back_again_when_the_naks_go_back_is_lost)
+{
+	const uint8_t timeout = 10;
+	struct ibv_qp *q = req_qp(IBV_QPT_RC, timeout, 7, 7, 4, 0, "::ffff:192.0.2.2");
+	const struct wire_frame *f[8];
+	unsigned int n;
+
+	post(q, IBV_WR_SEND, 1, 0, 8);
+	post(q, IBV_WR_SEND, 2, 0, 8);
+	pump(3);
+	wire_aeth(q->qp_num, 0, ROCE_AETH_NAK_PSN_SEQ);
+	pump(3);
+	n = wire.nb_frames;
+	wire_aeth(q->qp_num, 0, ROCE_AETH_NAK_PSN_SEQ);	/* the same NAK, again */
+	pump(3);
+	cr_expect_eq(requests(n, f, 8), 0);
+	wire_advance_us(mwp_ack_timeout_ns(timeout) / 1000 + 20);
+	cr_assert_eq(requests(n, f, 8), 2, "the timer sends both again");
+	cr_expect_eq(f[0]->psn, 0);
+	wire_ack(q->qp_num, 1);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_SEND);
+}
+
+/* A go-back points at a WQE that an ACK then completes before anything
+ * is sent again: sending resumes at the next WQE's own PSNs. */
+Test(req, a_wqe_completed_between_a_go_back_and_the_resend_is_skipped_cleanly)
+{
+	struct ibv_qp *q = rc_qp();
+	const struct wire_frame *f[8];
+	unsigned int n;
+
+	fill(0, 3000, 4);
+	post(q, IBV_WR_SEND, 1, 0, 8);			/* PSN 0 */
+	post(q, IBV_WR_RDMA_WRITE, 2, 0, 3000);		/* PSNs 1..3 */
+	pump(5);
+	n = wire.nb_frames;
+	/* in one burst: a NAK sends everything again from 0, then the ACK
+	 * of 0 completes the SEND */
+	{
+		struct rte_mbuf *m[2];
+		struct wire_frame wf = { .sqpn = q->qp_num };
+		struct mwp_flow fl;
+
+		wire_peer_flow(&wf, &fl);
+		for (int i = 0; i < 2; i++) {
+			m[i] = rte_pktmbuf_alloc(test_mp);
+			cr_assert_not_null(m[i]);
+		}
+		cr_assert_eq(mwp_build_ack(m[0], &fl, q->qp_num, 0, ROCE_AETH_NAK_PSN_SEQ,
+					   wire.msn++), 0);
+		cr_assert_eq(mwp_build_ack(m[1], &fl, q->qp_num, 0,
+					   ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID,
+					   wire.msn++), 0);
+		wire_feed(m, 2);
+	}
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
+	pump(5);
+	cr_assert_eq(requests(n, f, 8), 3, "the WRITE again, from PSN 1");
+	cr_expect_eq(f[0]->psn, 1);
+	cr_expect_eq(f[0]->opcode, ROCE_OP_RC_RDMA_WRITE_FIRST);
+	cr_expect_eq(f[2]->psn, 3);
+	cr_expect_eq(memcmp(f[0]->payload, buf, 64), 0);
+	wire_ack(q->qp_num, 3);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	cr_expect_eq(q->state, IBV_QPS_RTS);
+}
+
 static void
 fatal_nak(uint8_t syndrome, enum ibv_wc_status want)
 {
