@@ -17,6 +17,7 @@ pkgs=(
 	# tests
 	libcriterion-dev zlib1g-dev
 	python3 python3-scapy tshark
+	iproute2 iputils-ping	# live tests: veths, namespaces, ping
 	clang            # libFuzzer target
 )
 if [[ ${1:-} == --bench ]]; then

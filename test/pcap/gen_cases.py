@@ -565,6 +565,63 @@ def local_ipv6_write_case():
     }}
 
 
+def control_case():
+    """The port answers ARP for its IPv4 address, a neighbour solicitation
+    for its IPv6 one, and pings to both (RFC 826, 4861, 792, 4443); the
+    replies, checksums included, are scapy's.  An echo with a bad
+    checksum, an NS for another target and an ARP for another host get
+    nothing; none of it touches the RoCE path (the WRITE among them is
+    answered as usual)."""
+    from scapy.layers.inet import ICMP, IP
+    from scapy.layers.inet6 import (ICMPv6EchoReply, ICMPv6EchoRequest, ICMPv6ND_NA,
+                                    ICMPv6ND_NS, ICMPv6NDOptDstLLAddr,
+                                    ICMPv6NDOptSrcLLAddr, IPv6)
+    from scapy.layers.l2 import ARP, Ether
+    port_mac, port4, port6 = "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1"
+    peer4, peer6 = "192.0.2.2", "2001:db8::2"
+    sn_ip, sn_mac = "ff02::1:ff00:1", "33:33:ff:00:00:01"
+    data = bytes(range(48))
+    mem = rv.pattern()
+    mem[0x300:0x304] = b"RoCE"
+    to_port = Ether(src=PEER_MAC, dst=port_mac)
+    frames = [
+        Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") /
+        ARP(op=1, hwsrc=PEER_MAC, psrc=peer4, pdst=port4),
+        to_port / IP(src=peer4, dst=port4, id=7, tos=0x20) / ICMP(id=0x1234, seq=1) / data,
+        Ether(src=PEER_MAC, dst=sn_mac) / IPv6(src=peer6, dst=sn_ip, hlim=255) /
+        ICMPv6ND_NS(tgt=port6) / ICMPv6NDOptSrcLLAddr(lladdr=PEER_MAC),
+        to_port / IPv6(src=peer6, dst=port6) / ICMPv6EchoRequest(id=0x77, seq=2, data=data),
+        # nothing for these three
+        to_port / IP(src=peer4, dst=port4) / ICMP(id=1, seq=9, chksum=0xdead) / data,
+        Ether(src=PEER_MAC, dst="33:33:ff:00:00:09") / IPv6(src=peer6, dst="ff02::1:ff00:9",
+                                                             hlim=255) /
+        ICMPv6ND_NS(tgt="2001:db8::9") / ICMPv6NDOptSrcLLAddr(lladdr=PEER_MAC),
+        Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") /
+        ARP(op=1, hwsrc=PEER_MAC, psrc=peer4, pdst="192.0.2.99"),
+    ]
+    write = rv.write(0x0a, 0, rv.MR_IOVA + 0x300, rv.MR_RKEY, b"RoCE", ackreq=True)
+    from_port = Ether(src=port_mac, dst=PEER_MAC)
+    out = [
+        from_port / ARP(op=2, hwsrc=port_mac, psrc=port4, hwdst=PEER_MAC, pdst=peer4),
+        from_port / IP(src=port4, dst=peer4, id=0, flags="DF", ttl=64, tos=0x20) /
+        ICMP(type=0, id=0x1234, seq=1) / data,
+        from_port / IPv6(src=port6, dst=peer6, hlim=255) /
+        ICMPv6ND_NA(R=0, S=1, O=1, tgt=port6) / ICMPv6NDOptDstLLAddr(lladdr=port_mac),
+        from_port / IPv6(src=port6, dst=peer6, hlim=64) /
+        ICMPv6EchoReply(id=0x77, seq=2, data=data),
+        rv.ack(0, 1),
+    ]
+    return {"config": fixture_config(), "in": [bytes(f) for f in frames] + [write],
+            "out": [bytes(f) if not isinstance(f, bytes) else f for f in out], "expect": {
+                "qps": {"0x11": {"state": "RTS"}},
+                "memory": {"0": bytes(mem), "1": bytes(4096)},
+                # the NS to another host's solicited-node group is not
+                # the control path's: a drop (IPv6, not UDP)
+                "port": {"packets in": len(frames) + 1, "packets out": len(out),
+                         "accepted": 1, "control": 6, "drop": {"not_udp": 1}},
+            }}
+
+
 CAPTURE = "valid-icrc/soft-roce__rdma-write-read__ibdump__read2.pcap"
 
 
@@ -663,6 +720,7 @@ def all_cases(captures):
     c = vector_cases()
     c["zero_based_window"] = zero_based_case()
     c["bad_frames"] = bad_frames_case()
+    c["control_arp_nd_ping"] = control_case()
     c["local_send_with_inv_between_requests"] = local_send_with_inv_case()
     c["local_send_nak_flushes_later_work"] = local_send_nak_case()
     c["local_uc_send"] = local_uc_send_case()
