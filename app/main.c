@@ -157,6 +157,8 @@ run_lcores(struct app_run *run, const struct app_options *opt,
 	struct mwp_lcore *main_lc = NULL;
 	uint64_t t0 = rte_rdtsc();
 
+	run->start_tsc = t0;
+
 	mon.next_stats = t0 + (uint64_t)opt->stats_interval_s * rte_get_tsc_hz();
 	for (unsigned int l = 0; l < run->nb_lcores; l++) {
 		struct mwp_lcore *lc = &run->lcores[l];

@@ -90,6 +90,35 @@ print_ctrl(FILE *out, const struct app_run *run, uint16_t pid)
 			t->st.ignored);
 }
 
+/* With more than one queue: what each lcore's queue took in, and the
+ * frames it handed to the lcore that owns their QP. */
+static void
+print_lcores(FILE *out, const struct app_run *run, uint16_t pid)
+{
+	unsigned int nq = 0;
+
+	for (unsigned int l = 0; l < run->nb_lcores; l++)
+		for (uint16_t q = 0; q < run->lcores[l].nb_queues; q++)
+			nq += run->lcores[l].q[q].port_id == pid;
+	if (nq < 2)
+		return;
+	for (unsigned int l = 0; l < run->nb_lcores; l++) {
+		const struct mwp_lcore *lc = &run->lcores[l];
+
+		for (uint16_t q = 0; q < lc->nb_queues; q++) {
+			const struct mwp_lcore_queue *lq = &lc->q[q];
+			uint64_t hout = 0, hin = 0;
+
+			if (lq->port_id != pid || lq->mq == NULL)
+				continue;
+			mwp_queue_handoffs(lq->mq, &hout, &hin);
+			fprintf(out, "  queue %u (lcore %u): in %" PRIu64 ", handed to the "
+				"owner %" PRIu64 ", handed over %" PRIu64 "\n", lq->queue_id,
+				lc->lcore_id, lq->stats.rx_pkts, hout, hin);
+		}
+	}
+}
+
 void
 app_print_summary(FILE *out, const struct app_run *run)
 {
@@ -127,6 +156,7 @@ app_print_summary(FILE *out, const struct app_run *run)
 				fprintf(out, "    denied %-13s %12" PRIu64 "  NAK %#x\n",
 					mwp_deny_name(d), s.denied[d], mwp_deny_syndrome(d));
 		print_ctrl(out, run, pid);
+		print_lcores(out, run, pid);
 		if (rte_eth_stats_get(pid, &es) == 0)
 			fprintf(out, "  ethdev: ipackets %" PRIu64 " imissed %" PRIu64
 				" ierrors %" PRIu64 " rx_nombuf %" PRIu64

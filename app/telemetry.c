@@ -5,6 +5,8 @@
  *                         answers, denials
  *   /mwpath/qp[,QPN]      per-QP state and counters
  *   /mwpath/keys[,RKEY]   live R_Keys with their range and access counters
+ *   /mwpath/lcores        per polling lcore: packet rates since the last
+ *                         call, hand-offs, the QPs its engine owns
  *   /mwpath/neigh[,PORT]  the neighbour tables (ARP, ND): who is where,
  *                         keyed by address with '_' for '.' and ':'
  * The callbacks run on DPDK's telemetry thread.  Counters are read as the
@@ -106,8 +108,16 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 	const struct mwp_qp_stats *s = &qp->resp.st;
 	char name[64];
 
+	unsigned int lcore;
+	uint16_t queue;
+
 	rte_tel_data_add_dict_u64(d, "qpn", ibqp->qp_num);
 	rte_tel_data_add_dict_string(d, "type", ibqp->qp_type == IBV_QPT_RC ? "rc" : "uc");
+	/* the polling lcore that owns it, and the queue it answers on */
+	if (mwp_qp_owner(ibqp, &lcore, &queue) == 0) {
+		rte_tel_data_add_dict_u64(d, "lcore", lcore);
+		rte_tel_data_add_dict_u64(d, "queue", queue);
+	}
 	rte_tel_data_add_dict_string(d, "state", app_qp_state_name(ibqp->state));
 	rte_tel_data_add_dict_u64(d, "expected_psn", qp->resp.epsn);
 	rte_tel_data_add_dict_u64(d, "msn", qp->resp.msn);
@@ -243,6 +253,84 @@ cmd_keys(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* The previous /mwpath/lcores call's counters, for rates. */
+static struct {
+	uint64_t tsc, rx, tx;
+} lc_last[RTE_MAX_LCORE];
+
+static int
+lcore_dict(struct rte_tel_data *d, const struct mwp_lcore *lc, uint64_t now)
+{
+	struct mwp_engine_stats es;
+	uint64_t rx = 0, tx = 0, hout = 0, hin = 0, busy, idle;
+	unsigned int id = lc->lcore_id;
+	double dt;
+
+	for (uint16_t q = 0; q < lc->nb_queues; q++) {
+		uint64_t o, i;
+
+		rx += lc->q[q].stats.rx_pkts;
+		tx += lc->q[q].stats.tx_pkts;
+		if (lc->q[q].mq != NULL) {
+			mwp_queue_handoffs(lc->q[q].mq, &o, &i);
+			hout += o;
+			hin += i;
+		}
+	}
+	rte_tel_data_add_dict_u64(d, "lcore", id);
+	rte_tel_data_add_dict_u64(d, "queues", lc->nb_queues);
+	rte_tel_data_add_dict_u64(d, "rx_pkts", rx);
+	rte_tel_data_add_dict_u64(d, "tx_pkts", tx);
+	/* rates over the time since the previous call (since start, first) */
+	dt = (double)(now - (lc_last[id].tsc != 0 ? lc_last[id].tsc : t_run->start_tsc)) /
+	     (double)rte_get_tsc_hz();
+	if (dt > 0) {
+		rte_tel_data_add_dict_u64(d, "rx_pps", (uint64_t)((double)(rx - lc_last[id].rx) / dt));
+		rte_tel_data_add_dict_u64(d, "tx_pps", (uint64_t)((double)(tx - lc_last[id].tx) / dt));
+	}
+	lc_last[id].tsc = now;
+	lc_last[id].rx = rx;
+	lc_last[id].tx = tx;
+	rte_tel_data_add_dict_u64(d, "handoffs_out", hout);
+	rte_tel_data_add_dict_u64(d, "handoffs_in", hin);
+	rte_tel_data_add_dict_u64(d, "iterations", lc->iterations);
+	busy = __atomic_load_n(&lc->last_busy_tsc, __ATOMIC_RELAXED);
+	idle = __atomic_load_n(&lc->last_idle_tsc, __ATOMIC_RELAXED);
+	rte_tel_data_add_dict_string(d, "state", busy >= idle ? "busy" : "idle");
+	if (lc->eng != NULL) {
+		mwp_engine_stats_get(lc->eng, &es);
+		rte_tel_data_add_dict_u64(d, "qps_owned", es.qps);
+		rte_tel_data_add_dict_u64(d, "doorbells", es.doorbells);
+		rte_tel_data_add_dict_u64(d, "sq_runs", es.sq_runs);
+		rte_tel_data_add_dict_u64(d, "timers", es.timers);
+		rte_tel_data_add_dict_u64(d, "control_requests", es.cmds);
+	}
+	return 0;
+}
+
+static int
+cmd_lcores(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const uint64_t now = rte_rdtsc();
+
+	RTE_SET_USED(cmd);
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	for (unsigned int l = 0; l < t_run->nb_lcores; l++) {
+		struct rte_tel_data *ld = rte_tel_data_alloc();
+		char name[24];
+
+		if (ld == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(ld);
+		lcore_dict(ld, &t_run->lcores[l], now);
+		snprintf(name, sizeof(name), "lcore%u", t_run->lcores[l].lcore_id);
+		rte_tel_data_add_dict_container(d, name, ld, 0);
+	}
+	return 0;
+}
+
 /* "192.0.2.2" for an IPv4-mapped address, else the IPv6 text */
 static void
 ip_text(const uint8_t ip[16], char *buf, size_t len)
@@ -358,6 +446,9 @@ app_telemetry_init(const struct app_run *run, const struct app_objects *objs)
 		"Per-QP state and counters. Parameters: QPN (optional)");
 	rte_telemetry_register_cmd("/mwpath/keys", cmd_keys,
 		"Live R_Keys: range, access, counters. Parameters: rkey (optional)");
+	rte_telemetry_register_cmd("/mwpath/lcores", cmd_lcores,
+		"Per polling lcore: packets and rates since the last call, hand-offs, "
+		"QPs owned. No parameters");
 	rte_telemetry_register_cmd("/mwpath/neigh", cmd_neigh,
 		"Neighbour tables (ARP, ND): address, MAC, state, age. "
 		"Parameters: port id (optional)");

@@ -89,6 +89,24 @@ mwp_engine_stats_get(const struct mwp_engine *e, struct mwp_engine_stats *st)
 	st->timers = e->tw.fired;
 }
 
+unsigned int
+mwp_engine_id(const struct mwp_engine *e)
+{
+	return e->id;
+}
+
+int
+mwp_qp_owner(const struct ibv_qp *ibqp, unsigned int *engine_id, uint16_t *queue_id)
+{
+	const struct mwp_queue *q = __atomic_load_n(&to_mqp(ibqp)->owner, __ATOMIC_ACQUIRE);
+
+	if (q == NULL)
+		return ENOENT;
+	*engine_id = q->eng->id;
+	*queue_id = q->queue_id;
+	return 0;
+}
+
 /* ---- the lists: the engine's thread (or mwp_poll's, engine stopped) ---- */
 
 void

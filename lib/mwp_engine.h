@@ -104,6 +104,19 @@ unsigned int mwp_engine_run(struct mwp_engine *e, uint64_t now);
 /** The engine's counters (a snapshot; safe from any thread). */
 void mwp_engine_stats_get(const struct mwp_engine *e, struct mwp_engine_stats *st);
 
+/** The id the engine was created with (its lcore). */
+unsigned int mwp_engine_id(const struct mwp_engine *e);
+
+struct ibv_qp;
+
+/**
+ * Who runs a QP: the id of the engine that owns it (its lcore) and the
+ * queue whose frames it answers on.
+ * @return
+ *   0, or ENOENT: not attached to a port with a running queue.
+ */
+int mwp_qp_owner(const struct ibv_qp *qp, unsigned int *engine_id, uint16_t *queue_id);
+
 /**
  * Create a queue: the engine polls rx/tx queue pair queue_id of port.  The
  * engine of queue 0 owns the port's QPs (those attached already, and

@@ -224,7 +224,8 @@ class Cli(unittest.TestCase):
                 self.assert_one_line_error(run(args), ".*" + pattern)
 
     def test_telemetry_commands(self):
-        """/mwpath/stats, /mwpath/qp, /mwpath/keys and /mwpath/neigh answer on the
+        """/mwpath/stats, /mwpath/qp, /mwpath/keys, /mwpath/neigh and
+        /mwpath/lcores answer on the
         telemetry socket while traffic runs, and agree with the config."""
         import socket
         pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
@@ -287,6 +288,16 @@ class Cli(unittest.TestCase):
             self.assertIn(neigh["192_0_2_2"]["state"], ("stale", "reachable"))
             self.assertGreaterEqual(neigh["learned"], 1)
             self.assertIn("port0", ask("/mwpath/neigh"))
+            # per lcore: its packets and rate, and the QP its engine owns
+            lcores = ask("/mwpath/lcores")
+            self.assertEqual(len(lcores), 1, lcores)
+            (name, lc), = lcores.items()
+            self.assertEqual(name, "lcore%d" % lc["lcore"])
+            self.assertGreater(lc["rx_pkts"], 0)
+            self.assertIn("rx_pps", lc)
+            self.assertEqual(lc["qps_owned"], 1)
+            self.assertEqual((lc["handoffs_out"], lc["handoffs_in"]), (0, 0))
+            self.assertEqual(ask("/mwpath/qp,0x11")["lcore"], lc["lcore"])
             s.close()
         finally:
             p.send_signal(signal.SIGINT)
@@ -305,6 +316,12 @@ class Cli(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(summary_counts(r.stdout)["packets in"], 30)
         self.assertIn("2 polling lcores", r.stdout)
+        # QP 0x11 belongs to queue 0's lcore: the 7 frames for it that
+        # queue 1 received were handed over, not processed there
+        q = dict((int(m[0]), (int(m[1]), int(m[2]), int(m[3]))) for m in re.findall(
+            r"queue (\d) \(lcore \d\): in (\d+), handed to the owner (\d+), "
+            r"handed over (\d+)", r.stdout))
+        self.assertEqual(q, {0: (15, 0, 7), 1: (15, 7, 0)}, r.stdout)
         with open(os.path.join(dump, "objects.json")) as f:
             objs = json.load(f)
         self.assertEqual(objs["mrs"][0]["rkey"], 0x100)
