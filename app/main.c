@@ -24,6 +24,7 @@
 #include "telemetry.h"
 #include "objects.h"
 #include "mwp_pmd.h"
+#include "mwp_priv.h"
 #include "options.h"
 #include "summary.h"
 
@@ -124,6 +125,31 @@ assign_gates(struct app_run *run, struct app_objects *objs)
 		}
 }
 
+/* rte_flow: each port's QPs to the queues of their owners, the rest of
+ * RoCEv2 over all its queues, where the PMD can (mwp_flow_setup). */
+static void
+steer(struct app_run *run, const struct app_objects *objs, unsigned int lpp)
+{
+	static uint32_t qpns[APP_MAX_QP];
+	static uint16_t owner[APP_MAX_QP];
+
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		unsigned int n = 0;
+
+		for (unsigned int i = 0; i < objs->nb_qps; i++) {
+			unsigned int eng;
+			uint16_t q;
+
+			if (to_mqp(objs->qp[i])->port != run->ports[pid] ||
+			    mwp_qp_owner(objs->qp[i], &eng, &q) != 0)
+				continue;
+			qpns[n] = objs->qp[i]->qp_num;
+			owner[n++] = q;
+		}
+		mwp_flow_setup(pid, (uint16_t)lpp, qpns, owner, n, &run->flows[pid]);
+	}
+}
+
 static int
 start_ports(struct app_run *run, const struct app_config *cfg,
 	    struct rte_mempool *mp, unsigned int lpp)
@@ -132,6 +158,8 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 		struct mwp_port_conf pc;
 
 		app_config_port(cfg, pid, &pc);
+		/* the port's QPs are spread over its queues' lcores */
+		pc.nb_queues = (uint16_t)lpp;
 		run->ports[pid] = mwp_port_create(&pc, pid, rte_eth_dev_socket_id(pid));
 		if (run->ports[pid] == NULL) {
 			fprintf(stderr, "mwpath: port %u: %s\n", pid,
@@ -284,7 +312,8 @@ main(int argc, char **argv)
 	run.lcores = rte_zmalloc("mwp_lcores", run.nb_lcores * sizeof(*run.lcores),
 				 RTE_CACHE_LINE_SIZE);
 	run.ports = rte_zmalloc("mwp_ports", run.nb_ports * sizeof(*run.ports), 0);
-	if (run.lcores == NULL || run.ports == NULL) {
+	run.flows = rte_zmalloc("mwp_flows", run.nb_ports * sizeof(*run.flows), 0);
+	if (run.lcores == NULL || run.ports == NULL || run.flows == NULL) {
 		fprintf(stderr, "mwpath: out of memory\n");
 		goto out_free;
 	}
@@ -304,6 +333,7 @@ main(int argc, char **argv)
 		goto out_objects;
 	}
 	assign_gates(&run, &objs);
+	steer(&run, &objs, opt.lcores_per_port);
 	app_telemetry_init(&run, &objs);
 
 	run.stop_reason = "stop";
@@ -328,6 +358,7 @@ out_ports:
 		mwp_port_free(run.ports[pid]);
 	rte_mempool_free(mp);
 out_free:
+	rte_free(run.flows);
 	rte_free(run.ports);
 	rte_free(run.lcores);
 out_eal:

@@ -102,6 +102,18 @@ print_lcores(FILE *out, const struct app_run *run, uint16_t pid)
 			nq += run->lcores[l].q[q].port_id == pid;
 	if (nq < 2)
 		return;
+	if (run->flows != NULL && run->flows[pid].tried) {
+		const struct mwp_flow_report *f = &run->flows[pid];
+
+		fprintf(out, "  rte_flow: %u rule%s steering QPs to their lcores' queues, "
+			"%u spreading RoCEv2 over the queues%s%s%s%s%s\n", f->qp_rules,
+			f->qp_rules == 1 ? "" : "s", f->roce_rules,
+			f->reason[0] != '\0' ? " (" : "", f->reason,
+			f->reason2[0] != '\0' ? "; " : "", f->reason2,
+			f->reason[0] != '\0' ? ")" : "");
+		if (f->reason[0] != '\0')
+			fprintf(out, "    what the PMD refused goes by RSS, then hand-offs\n");
+	}
 	for (unsigned int l = 0; l < run->nb_lcores; l++) {
 		const struct mwp_lcore *lc = &run->lcores[l];
 

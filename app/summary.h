@@ -12,6 +12,7 @@ struct app_run {
 	struct mwp_lcore *lcores;	/**< their contexts */
 	unsigned int nb_ports;		/**< ethdev ports in use */
 	struct mwp_port **ports;	/**< by ethdev port id */
+	struct mwp_flow_report *flows;	/**< by ethdev port id: rte_flow rules */
 	uint64_t start_tsc;		/**< when the lcores started */
 	double seconds;			/**< how long it ran */
 	const char *stop_reason;	/**< why it stopped */

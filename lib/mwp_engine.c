@@ -252,10 +252,22 @@ wait:
 	pthread_mutex_lock(&qp->dev->lock);
 }
 
+/* The queue whose engine owns qp: the QPs of a port are spread over the
+ * queues it is to have, by QPN (a peer's QPs to one port usually have
+ * consecutive numbers... ours do: round robin). */
+static struct mwp_queue *
+owner_queue(const struct mwp_qp *qp)
+{
+	const struct mwp_port *port = qp->port;
+	const uint16_t n = RTE_MIN(port->conf.nb_queues, MWP_PORT_MAX_QUEUES);
+
+	return port->queue[n > 1 ? qp->ibqp.qp_num % n : 0];
+}
+
 void
 mwp_engine_adopt(struct mwp_qp *qp)
 {
-	struct mwp_queue *q = qp->port->queue[0];
+	struct mwp_queue *q = owner_queue(qp);
 
 	if (qp->owner != NULL || q == NULL)
 		return;
@@ -395,17 +407,16 @@ mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
 	TAILQ_INIT(&q->tx_list);
 	e->queue[e->nb_queues++] = q;
 	port->queue[queue_id] = q;
-	/* queue 0 owns the port's QPs, the ones attached already too */
-	if (queue_id == 0)
-		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS; s++) {
-			struct mwp_qp *qp = port->qp[s].qp;
+	/* it owns its share of the port's QPs, the ones attached already too */
+	for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS; s++) {
+		struct mwp_qp *qp = port->qp[s].qp;
 
-			if (qp == NULL)
-				continue;
-			pthread_mutex_lock(&qp->dev->lock);
-			mwp_engine_adopt(qp);
-			pthread_mutex_unlock(&qp->dev->lock);
-		}
+		if (qp == NULL || qp->owner != NULL)
+			continue;
+		pthread_mutex_lock(&qp->dev->lock);
+		mwp_engine_adopt(qp);
+		pthread_mutex_unlock(&qp->dev->lock);
+	}
 	return q;
 }
 

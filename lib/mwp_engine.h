@@ -11,9 +11,11 @@
  * retransmissions), their timers (a timer wheel, one timer per QP) and
  * their responder state are touched by that thread alone.  A queue is one
  * rx/tx queue pair of a port that an engine polls; a QP attached to a port
- * is owned by the engine of the port's queue 0, and a frame for it that
- * arrives on another queue is handed to that queue through a
- * multi-producer ring instead of being processed where it arrived.
+ * is owned by the engine of one of the port's queues (queue QPN %
+ * nb_queues of the port's configuration; queue 0 if it has none), and a
+ * frame for it that arrives on another queue is handed to that queue
+ * through a multi-producer ring instead of being processed where it
+ * arrived.
  *
  * Other threads reach an engine's QPs through rings: ibv_post_send rings
  * the QP's doorbell; destroying a QP or moving it to RESET waits until the
@@ -118,9 +120,10 @@ struct ibv_qp;
 int mwp_qp_owner(const struct ibv_qp *qp, unsigned int *engine_id, uint16_t *queue_id);
 
 /**
- * Create a queue: the engine polls rx/tx queue pair queue_id of port.  The
- * engine of queue 0 owns the port's QPs (those attached already, and
- * those attached later).
+ * Create a queue: the engine polls rx/tx queue pair queue_id of port, and
+ * owns the port's QPs whose QPN % the port's nb_queues is queue_id (all of
+ * them for queue 0 if nb_queues is 0 or 1): those attached already, and
+ * those attached later.
  *
  * @param st
  *   Where its frames are counted (the polling thread's counters for this

@@ -90,7 +90,7 @@ mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
 		qp->port = port;
 		s->qpn = ibqp->qp_num;
 		s->qp = qp;
-		/* the engine of queue 0 runs it from now on */
+		/* the engine of its queue runs it from now on */
 		mwp_engine_adopt(qp);
 	}
 	pthread_mutex_unlock(&d->lock);

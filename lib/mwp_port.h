@@ -33,6 +33,9 @@ struct mwp_port_conf {
 	struct mwp_neigh_params neigh;	/**< its timings; zeros: defaults */
 	uint32_t ctrl_rate;		/**< ARP/ND/ICMP replies a second, per
 					 *   polling thread; 0: 10000 */
+	uint16_t nb_queues;		/**< queues the port will have: QP n is
+					 *   owned by the engine of queue
+					 *   n % nb_queues; 0 or 1: queue 0's */
 };
 
 struct mwp_qp;
@@ -65,8 +68,8 @@ struct mwp_port {
 	/** Who is where on the link (ARP, ND); the control path learns into
 	 *  it, requesters resolve their peers' GIDs with it. */
 	struct mwp_neigh_table *neigh;
-	/** Its queues, by queue id (mwp_queue_create); queue 0's engine
-	 *  owns the port's QPs. */
+	/** Its queues, by queue id (mwp_queue_create); their engines own
+	 *  the port's QPs, by QPN % conf.nb_queues. */
 	struct mwp_queue *queue[MWP_PORT_MAX_QUEUES];
 	/** QPs by QPN & (MWP_PORT_QP_SLOTS - 1); filled by the verbs layer. */
 	struct mwp_port_qp_slot qp[MWP_PORT_QP_SLOTS];
@@ -121,7 +124,8 @@ void mwp_port_set_mempool(struct mwp_port *port, struct rte_mempool *mp);
 /**
  * Attach a QP to a port: requests for its QPN arriving on the port are
  * answered by it, and its own requests leave through the port.  The
- * engine of the port's queue 0 runs it from then on.  All QPs of a port
+ * engine of the port's queue QPN % conf.nb_queues (queue 0 with none)
+ * runs it from then on, once that queue exists.  All QPs of a port
  * belong to one device.  Control path; no lcore may be polling the port.
  *
  * @return

@@ -102,6 +102,35 @@ int mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues,
  */
 void mwp_ethdev_close(uint16_t port_id);
 
+/** What mwp_flow_setup could do on a port. */
+struct mwp_flow_report {
+	bool tried;			/**< the port has several queues */
+	unsigned int qp_rules;		/**< rules steering one QP (IPv4, IPv6) */
+	unsigned int roce_rules;	/**< rules spreading UDP 4791 over the queues */
+	char reason[160];		/**< the PMD's answer to the first refusal */
+	char reason2[96];		/**< ... and to a second kind of rule */
+};
+
+/**
+ * Steer RoCEv2 with rte_flow on a port with several queues: each QP's
+ * frames (UDP 4791 whose BTH DestQP is its QPN) to the queue of the lcore
+ * that owns it, then the rest of UDP 4791 by RSS over all queues.  Rules
+ * are validated first; what the PMD refuses is left to RSS and to the
+ * hand-off rings (a frame on another queue goes to its QP's owner), so
+ * the port works the same, with more hand-offs.
+ *
+ * @param qpns
+ *   The QPNs attached to the port.
+ * @param owner
+ *   For each, the queue whose lcore owns it.
+ * @param rep
+ *   What was made, and why not.
+ * @return
+ *   0.
+ */
+int mwp_flow_setup(uint16_t port_id, uint16_t nb_queues, const uint32_t *qpns,
+		   const uint16_t *owner, unsigned int nb_qps, struct mwp_flow_report *rep);
+
 /**
  * Create an lcore's engine and the library's queue for each entry of q[]
  * (port, port_id and queue_id filled in): queue 0 of a port makes the
