@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include <rte_ethdev.h>
+#include <rte_flow.h>
 
 #include "mwp_pmd.h"
 
@@ -78,7 +79,12 @@ mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues, struct rte_mempool *mp,
 void
 mwp_ethdev_close(uint16_t port_id)
 {
-	int ret = rte_eth_dev_stop(port_id);
+	struct rte_flow_error err;
+	int ret;
+
+	/* mwp_flow_setup's rules, if the PMD has rte_flow */
+	rte_flow_flush(port_id, &err);
+	ret = rte_eth_dev_stop(port_id);
 
 	if (ret != 0)
 		MWP_LOG(WARNING, "port %u: stop: %s", port_id, strerror(-ret));
