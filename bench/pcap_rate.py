@@ -2,7 +2,9 @@
 """mwpath through a net_pcap vdev replaying a pcap (infinite_rx=1, no
 tx_pcap: answers are dropped), next to dpdk-testpmd --forward-mode=io on
 the same vdev and file, in the same run; medians of RUNS runs of SECONDS
-each, and the ratio.
+each, and the ratio.  Then the same with two polling lcores: one rx file
+per queue, each file for a QP that the queue's lcore owns (QPN % 2), next
+to testpmd with two forwarding cores on the same two files.
 
 The traffic: 1024 64-byte RDMA WRITE ONLY requests (138-byte frames,
 valid ICRCs) through the region's key to a UC QP.  UC because a replayed
@@ -42,27 +44,43 @@ cq = 0
 access = remote_write
 remote_qpn = 0x99
 remote_ipv4 = 192.0.2.2
+[qp 0x23]
+pd = 0
+type = uc
+cq = 0
+access = remote_write
+remote_qpn = 0x9a
+remote_ipv4 = 192.0.2.2
 """
 EAL = ["--no-huge", "--no-pci", "--no-shconf", "-m", "512",
        "--log-level=lib.eal:error", "--log-level=lib.telemetry:error",
        "--log-level=pmd.net.pcap:error"]
 
 
-def make_pcap(path, n=1024):
+def make_pcap(path, qpn=0x22, n=1024):
     frames = []
     for i in range(n):
-        frames.append(roce.frame(0x2a, 0x22, i, payload=bytes((i + k) & 0xff for k in range(64)),
+        frames.append(roce.frame(0x2a, qpn, i, payload=bytes((i + k) & 0xff for k in range(64)),
                                  eh={"reth": {"va": 0x10000 + (i % 1000) * 64,
                                               "rkey": 0x100, "dmalen": 64}}))
     assert len(frames[0]) == 138, len(frames[0])
     roce.write_pcap(path, frames)
 
 
-def run_mwpath(build, pcap, conf, seconds):
-    p = subprocess.Popen([os.path.join(build, "app", "mwpath"), "-l", "0-1"] + EAL +
-                         ["--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
-                          "-c", conf], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+# one polling lcore: the main lcore and a worker; two: the main lcore
+# (which sleeps) shares CPU 0 with the first worker
+LCORES = {1: ["-l", "0-1"], 2: ["--lcores", "0@0,1@0,2@1"]}
+
+
+def vdev(pcaps):
+    return "net_pcap0," + ",".join("rx_pcap=" + p for p in pcaps) + ",infinite_rx=1"
+
+
+def run_mwpath(build, pcaps, conf, seconds):
+    p = subprocess.Popen([os.path.join(build, "app", "mwpath")] + LCORES[len(pcaps)] + EAL +
+                         ["--vdev", vdev(pcaps), "--", "-c", conf,
+                          "--lcores-per-port", str(len(pcaps))],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(seconds)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
@@ -71,13 +89,17 @@ def run_mwpath(build, pcap, conf, seconds):
     acc = re.search(r"accepted\s+(\d+)", out)
     if not (m and pk and acc) or p.returncode != 0:
         raise SystemExit("mwpath run failed:\n" + out + err)
-    return int(pk.group(1)) / float(m.group(1)) / 1e6, int(acc.group(1)) / int(pk.group(1))
+    handed = sum(int(x) for x in re.findall(r"handed to the owner (\d+)", out))
+    return (int(pk.group(1)) / float(m.group(1)) / 1e6, int(acc.group(1)) / int(pk.group(1)),
+            handed)
 
 
-def run_testpmd(pcap, seconds):
-    p = subprocess.Popen(["dpdk-testpmd", "-l", "0-1"] + EAL +
-                         ["--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
-                          "--forward-mode=io", "--total-num-mbufs=8192",
+def run_testpmd(pcaps, seconds):
+    n = len(pcaps)
+    p = subprocess.Popen(["dpdk-testpmd"] + LCORES[n] + EAL +
+                         ["--vdev", vdev(pcaps), "--",
+                          "--forward-mode=io", "--total-num-mbufs=16384",
+                          "--rxq=%d" % n, "--txq=%d" % n, "--nb-cores=%d" % n,
                           "--no-lsc-interrupt", "-i"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -102,24 +124,30 @@ def main():
     build = sys.argv[1]
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 3
+    res = {}
     with tempfile.TemporaryDirectory() as d:
-        pcap, conf = os.path.join(d, "write64.pcap"), os.path.join(d, "uc.ini")
-        make_pcap(pcap)
+        pcaps = [os.path.join(d, "write64-q0.pcap"), os.path.join(d, "write64-q1.pcap")]
+        conf = os.path.join(d, "uc.ini")
+        make_pcap(pcaps[0], 0x22)
+        make_pcap(pcaps[1], 0x23)
         with open(conf, "w") as f:
             f.write(CONF)
-        mw, tp, acc = [], [], []
-        for _ in range(runs):
-            r, a = run_mwpath(build, pcap, conf, seconds)
-            mw.append(r)
-            acc.append(a)
-            tp.append(run_testpmd(pcap, seconds))
-    m, t = statistics.median(mw), statistics.median(tp)
-    print("# pcap_rate: net_pcap infinite_rx, 138-byte UC WRITE ONLY frames, "
-          f"medians of {runs} runs of {seconds:g} s")
-    print(f"dpdk-testpmd --forward-mode=io  {t:7.2f} Mpps")
-    print(f"mwpath (responder)              {m:7.2f} Mpps   "
-          f"({min(acc) * 100:.1f}% accepted)")
-    print(f"ratio mwpath / testpmd          {m / t:7.2f}")
+        for n in (1, 2):
+            mw, tp, acc, handed = [], [], [], 0
+            for _ in range(runs):
+                r, a, h = run_mwpath(build, pcaps[:n], conf, seconds)
+                mw.append(r)
+                acc.append(a)
+                handed += h
+                tp.append(run_testpmd(pcaps[:n], seconds))
+            res[n] = (statistics.median(mw), statistics.median(tp), min(acc), handed)
+    print("# pcap_rate: net_pcap infinite_rx, 138-byte UC WRITE ONLY frames, one rx file "
+          f"per queue, medians of {runs} runs of {seconds:g} s")
+    print(f"{'lcores':<8}{'testpmd io Mpps':>16}{'mwpath Mpps':>13}{'mwpath/testpmd':>16}"
+          f"{'accepted':>10}{'handed over':>13}")
+    for n, (m, t, a, h) in res.items():
+        print(f"{n:<8}{t:16.2f}{m:13.2f}{m / t:16.2f}{a * 100:9.1f}%{h:13d}")
+    print(f"scaling 2/1: testpmd {res[2][1] / res[1][1]:.2f}, mwpath {res[2][0] / res[1][0]:.2f}")
 
 
 if __name__ == "__main__":
