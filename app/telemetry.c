@@ -302,6 +302,7 @@ lcore_dict(struct rte_tel_data *d, const struct mwp_lcore *lc, uint64_t now)
 		rte_tel_data_add_dict_u64(d, "qps_owned", es.qps);
 		rte_tel_data_add_dict_u64(d, "doorbells", es.doorbells);
 		rte_tel_data_add_dict_u64(d, "sq_runs", es.sq_runs);
+		rte_tel_data_add_dict_u64(d, "sq_deferred", es.sq_deferred);
 		rte_tel_data_add_dict_u64(d, "timers", es.timers);
 		rte_tel_data_add_dict_u64(d, "control_requests", es.cmds);
 	}

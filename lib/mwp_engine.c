@@ -319,16 +319,24 @@ mwp_engine_stop(struct mwp_engine *e)
 		pthread_mutex_unlock(&e->dev->lock);
 }
 
-/* Run a QP's send queue on its engine: the device lock is taken only when
- * work requests wait to execute (binds and invalidations need it). */
+/* Run a QP's send queue on its engine.  Work requests waiting to execute
+ * need the device lock (binds and invalidations change windows, regions
+ * and the key table, which the control path changes too); the engine
+ * never waits for it: if a control thread holds it, the QP's work
+ * requests wait for a later pass, and the datapath goes on.  What is
+ * already executed completes without it. */
 static unsigned int
-run_sq(struct mwp_qp *qp)
+run_sq(struct mwp_engine *e, struct mwp_qp *qp)
 {
 	unsigned int n = rte_ring_count(qp->sq);
 
 	if (n == 0)
 		return (unsigned int)mwp_sq_run(qp, 0);
-	pthread_mutex_lock(&qp->dev->lock);
+	if (pthread_mutex_trylock(&qp->dev->lock) != 0) {
+		e->st.sq_deferred++;
+		mwp_engine_kick_sq(qp);		/* again on the next pass */
+		return (unsigned int)mwp_sq_deliver(qp);
+	}
 	n = (unsigned int)mwp_sq_run(qp, UINT32_MAX);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return n;
@@ -361,7 +369,7 @@ mwp_engine_run(struct mwp_engine *e, uint64_t now)
 		TAILQ_REMOVE(&e->sq_list, qp, sq_link);
 		qp->on_sq_list = 0;
 		e->nb_sq--;
-		work += run_sq(qp);
+		work += run_sq(e, qp);
 		e->st.sq_runs++;
 	}
 	work += mwp_timer_run(&e->tw, now);

@@ -52,6 +52,9 @@ struct mwp_engine_stats {
 	uint64_t runs;		/**< mwp_engine_run calls */
 	uint64_t doorbells;	/**< send queues rung by posting threads */
 	uint64_t sq_runs;	/**< send queue runs */
+	uint64_t sq_deferred;	/**< ... whose work requests waited for a
+				 *   later pass: a control thread held the
+				 *   device lock (the engine never waits) */
 	uint64_t timers;	/**< timers fired */
 	uint64_t cmds;		/**< control requests served */
 	uint32_t qps;		/**< QPs it owns */
@@ -91,8 +94,11 @@ void mwp_engine_stop(struct mwp_engine *e);
 
 /**
  * One pass of the engine's own work: control requests, send queues rung
- * since the last pass (binds and invalidations execute here; data work
- * requests go to the requester), and the timers due by now.  Call once
+ * since the last pass (binds and invalidations execute here, under the
+ * device lock if it is free -- the engine never waits for it: while a
+ * control thread holds it, they wait for a later pass, counted as
+ * sq_deferred; data work requests go to the requester), and the timers
+ * due by now.  Call once
  * per loop pass, before the queues' mwp_queue_tx().
  *
  * @param now

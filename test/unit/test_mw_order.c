@@ -143,6 +143,51 @@ Test(order5, a_send_posted_after_a_bind_leaves_only_after_the_bind_took_effect)
 	cr_expect(tx.key_live[0], "the peer could not yet use the new rkey");
 }
 
+/* The engine never waits for the device lock: while a control thread
+ * holds it, binds wait for a later pass and the datapath answers on. */
+Test(order5, a_bind_waits_while_the_device_lock_is_held_and_the_datapath_goes_on)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	const uint32_t key = (w->rkey & ~0xffu) | 0x21;
+	struct mwp_engine_stats st;
+	struct mwp_hdrs h = { .opcode = ROCE_OP_RC_RDMA_WRITE_ONLY, .dqpn = qp->qp_num,
+			      .psn = 0, .ackreq = true };
+	struct wire_frame pf = { .sqpn = qp->qp_num };
+	struct mwp_flow fl;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_mp);
+	static const uint8_t data[16] = "goes on, locked";
+	unsigned int before;
+	struct rte_mbuf *out[64];
+	uint16_t n;
+
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 0x21, 1), 0);
+	pthread_mutex_lock(&to_mdev(ctx)->lock);	/* a control thread, busy */
+	for (int i = 0; i < 5; i++) {
+		wire.now += wire.hz / 1000000;
+		mwp_engine_run(wire.eng, wire.now);
+		n = mwp_queue_tx(wire.q, out, 64);
+		rte_pktmbuf_free_bulk(out, n);
+	}
+	mwp_engine_stats_get(wire.eng, &st);
+	cr_expect_geq(st.sq_deferred, 5, "the bind waited, pass after pass");
+	cr_expect_null(resolve(key), "not bound yet");
+	/* a peer's WRITE to the region meanwhile: executed and answered */
+	cr_assert_not_null(m);
+	wire_peer_flow(&pf, &fl);
+	h.reth.va = (uintptr_t)buf + 256;
+	h.reth.rkey = mr->rkey;
+	h.reth.dmalen = sizeof(data);
+	cr_assert_eq(mwp_build(m, &fl, &h, data, sizeof(data), NULL), 0);
+	before = wire.nb_frames;
+	wire_feed(&m, 1);
+	cr_expect_eq(memcmp(buf + 256, data, sizeof(data)), 0);
+	cr_assert_eq(wire.nb_frames, before + 1);
+	cr_expect_eq(wire.frames[before].opcode, ROCE_OP_RC_ACKNOWLEDGE);
+	pthread_mutex_unlock(&to_mdev(ctx)->lock);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	cr_expect_not_null(resolve(key));
+}
+
 Test(order5, local_inv_waits_for_every_earlier_wqe)
 {
 	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
