@@ -188,6 +188,10 @@ struct mwp_rd {
 	uint32_t psn;		/* PSN of the next response */
 	uint8_t first;		/* the next response is the first */
 	uint8_t nak_on_fail;	/* a re-validation failure NAKs (not for dups) */
+	/* an ACK owed for requests before this READ, queued behind earlier
+	 * READs' responses: it goes out just before this READ's first */
+	uint8_t pre_ack;
+	uint32_t pre_ack_psn, pre_ack_msn;
 	/* the host address the request's own access check gave, and the
 	 * burst it was made in: a first response sent in that burst needs
 	 * no second lookup (every later one looks the key up again) */

@@ -170,13 +170,15 @@ send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 }
 
 /* The ACK owed for what has been accepted so far (coalesced: one ACK
- * covers every earlier PSN). */
+ * covers every earlier PSN).  Answers leave in PSN order: while READ
+ * responses wait for room, the ACK (for requests after those READs)
+ * waits behind them; mwp_resp_read_pump sends it once they are out. */
 void
 mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 {
 	uint32_t msn = qp->resp.msn;
 
-	if (!qp->resp.ack_pending)
+	if (!qp->resp.ack_pending || (qp->resp.rd_count != 0 && !qp->resp.err))
 		return;
 	qp->resp.ack_pending = 0;
 	/* the MSN of when the ACK was owed, not of what came since */
@@ -254,6 +256,17 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	while (r->rd_count > 0 && c->nb_tx < c->tx_room && !r->err) {
 		struct mwp_rd *rd = &r->rd[r->rd_head];
 		uint32_t seg = RTE_MIN(rd->left, mtu);
+
+		if (rd->pre_ack) {
+			/* what came between the READ before and this one */
+			const uint32_t msn = r->msn;
+
+			rd->pre_ack = 0;
+			r->msn = rd->pre_ack_msn;
+			send_aeth(c, qp, rd->pre_ack_psn, ACK_SYNDROME);
+			r->msn = msn;
+			continue;
+		}
 		bool last = rd->left <= mtu;
 		uint8_t op = rd->first ? (last ? ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
 					  ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST) :
@@ -301,6 +314,9 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			r->rd_count--;
 		}
 	}
+	/* every READ answered: the ACK owed for what came after them */
+	if (r->rd_count == 0 && r->ack_pending)
+		mwp_resp_flush_ack(c, qp);
 	/* the rest waits for mwp_queue_tx: tell the queue where to look */
 	if (r->rd_count != 0 && !r->err && !r->rd_listed) {
 		struct mwp_queue *q = c->q;
@@ -333,6 +349,14 @@ queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	rd->nak_on_fail = nak_on_fail;
 	rd->checked_src = src;
 	rd->checked_gen = gen;
+	/* an ACK owed for requests since the READ before: not after this
+	 * one's responses (with no READ waiting it has gone already) */
+	rd->pre_ack = r->ack_pending;
+	if (r->ack_pending) {
+		rd->pre_ack_psn = r->ack_psn;
+		rd->pre_ack_msn = r->ack_msn;
+		r->ack_pending = 0;
+	}
 	r->rd_count++;
 	return true;
 }
@@ -476,15 +500,20 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 	if (q.len != 0)
 		allowed(b);
 	/* more READs outstanding than the QP allows: invalid request */
-	if (r->rd_count >= RTE_MAX(qp->max_dest_rd_atomic, 1) ||
-	    !queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true, host, c->gen)) {
+	if (r->rd_count >= RTE_MAX(qp->max_dest_rd_atomic, 1)) {
+		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+		return;
+	}
+	/* answers stay in PSN order: the ACK owed for what came before
+	 * goes first (now, or from the queue behind earlier READs) */
+	mwp_resp_flush_ack(c, qp);
+	if (!queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true, host, c->gen)) {
 		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		return;
 	}
 	npkt = q.len == 0 ? 1 : (uint32_t)((q.len + mtu - 1) / mtu);
 	r->epsn = (r->epsn + npkt) & PSN_MASK;
 	r->msn = (r->msn + 1) & PSN_MASK;
-	mwp_resp_flush_ack(c, qp);	/* answers stay in PSN order */
 	mwp_resp_read_pump(c, qp);
 }
 
