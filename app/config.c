@@ -208,9 +208,14 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 				       strcmp(k, "neigh_probes") == 0 ? &pc->neigh.max_probes :
 				       strcmp(k, "neigh_size") == 0 ? &pc->neigh_size : &pc->ctrl_rate;
 
-			if (*v == '\0' || *v == '-' || *end != '\0' || x == 0 || x > 10000000) {
+			/* probes are counted in a byte; the table is searched
+			 * linearly (a few hosts on a link, not a data centre) */
+			unsigned long max = strcmp(k, "neigh_probes") == 0 ? 255 :
+					    strcmp(k, "neigh_size") == 0 ? 4096 : 10000000;
+
+			if (*v == '\0' || *v == '-' || *end != '\0' || x == 0 || x > max) {
 				app_conf_err(cfg->file, sec, k,
-					 "'%s' is not a number from 1 to 10000000", v);
+					 "'%s' is not a number from 1 to %lu", v, max);
 				return -1;
 			}
 			*at = (uint32_t)x;

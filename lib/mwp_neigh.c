@@ -47,7 +47,8 @@ mwp_neigh_create(uint32_t size, const struct mwp_neigh_params *p, uint64_t tsc_h
 	t->probe = ms(tsc_hz, p->probe_ms, DEFAULT_PROBE_MS);
 	t->failed_for = ms(tsc_hz, p->failed_ms, DEFAULT_FAILED_MS);
 	t->gc = ms(tsc_hz, p->gc_ms, DEFAULT_GC_MS);
-	t->max_probes = p->max_probes != 0 ? p->max_probes : DEFAULT_MAX_PROBES;
+	t->max_probes = p->max_probes != 0 ? RTE_MIN(p->max_probes, (uint32_t)UINT8_MAX) :
+			DEFAULT_MAX_PROBES;	/* entries count them in a byte */
 	t->per_ms = tsc_hz / 1000 != 0 ? tsc_hz / 1000 : 1;
 	return t;
 }

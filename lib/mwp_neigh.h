@@ -25,7 +25,7 @@ struct mwp_neigh_params {
 	uint32_t reachable_ms;	/**< REACHABLE -> STALE this long after the
 				 *   last confirmation (default 30000) */
 	uint32_t probe_ms;	/**< between two probes of one entry (200) */
-	uint32_t max_probes;	/**< unanswered probes before it FAILS (15) */
+	uint32_t max_probes;	/**< unanswered probes before it FAILS (15; at most 255) */
 	uint32_t failed_ms;	/**< FAILED answers "unreachable" this long
 				 *   before resolution starts again (1000) */
 	uint32_t gc_ms;		/**< a STALE or FAILED entry unused this long
