@@ -6,6 +6,7 @@
 #include <rte_ring_elem.h>
 
 #include "mwp_priv.h"
+#include "mwp_tsan.h"
 
 static unsigned int next_cq_id;
 
@@ -67,6 +68,7 @@ mwp_destroy_cq(struct ibv_cq *ibcq)
 int
 mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc)
 {
+	MWP_TSAN_RELEASE(cq->ring);
 	if (rte_ring_enqueue_elem(cq->ring, (void *)(uintptr_t)wc, sizeof(*wc)) != 0) {
 		cq->overruns++;
 		return -ENOSPC;
@@ -77,10 +79,15 @@ mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc)
 int
 mwp_op_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
+	struct rte_ring *r = to_mcq(ibcq)->ring;
+	unsigned int got;
+
 	if (n <= 0)
 		return 0;
-	return (int)rte_ring_dequeue_burst_elem(to_mcq(ibcq)->ring, wc,
-						sizeof(*wc), (unsigned int)n, NULL);
+	got = rte_ring_dequeue_burst_elem(r, wc, sizeof(*wc), (unsigned int)n, NULL);
+	if (got != 0)
+		MWP_TSAN_ACQUIRE(r);
+	return (int)got;
 }
 
 int

@@ -19,6 +19,7 @@
 #include "mwp_log.h"
 #include "mwp_mbuf.h"
 #include "mwp_priv.h"
+#include "mwp_tsan.h"
 #include "roce_req.h"
 #include "roce_resp_qp.h"
 
@@ -213,7 +214,9 @@ serve_cmds(struct mwp_engine *e)
 	unsigned int n = 0;
 
 	while (rte_ring_sc_dequeue(e->cmd, (void **)&c) == 0) {
+		MWP_TSAN_ACQUIRE(e->cmd);
 		do_op(e, c->qp, c->op);
+		MWP_TSAN_RELEASE(c);
 		__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 		n++;
 	}
@@ -234,6 +237,7 @@ mwp_engine_qp_op(struct mwp_qp *qp, enum mwp_engine_op op)
 		do_op(e, qp, op);
 		return;
 	}
+	MWP_TSAN_RELEASE(e->cmd);
 	if (!e->active || rte_ring_mp_enqueue(e->cmd, &c) != 0) {
 		if (e->active) {
 			/* the ring is full: wait for room, lock dropped */
@@ -249,6 +253,7 @@ mwp_engine_qp_op(struct mwp_qp *qp, enum mwp_engine_op op)
 wait:
 	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
 		usleep(5);
+	MWP_TSAN_ACQUIRE(&c);
 	pthread_mutex_lock(&qp->dev->lock);
 }
 
@@ -283,6 +288,7 @@ mwp_engine_doorbell(struct mwp_qp *qp)
 	if (q == NULL || __atomic_exchange_n(&qp->db_rung, 1, __ATOMIC_ACQ_REL))
 		return;
 	/* room for every QP the engine may own: cannot fail */
+	MWP_TSAN_RELEASE(q->eng->db);
 	if (rte_ring_mp_enqueue(q->eng->db, qp) != 0)
 		__atomic_store_n(&qp->db_rung, 0, __ATOMIC_RELEASE);
 }
@@ -355,6 +361,7 @@ mwp_engine_run(struct mwp_engine *e, uint64_t now)
 	/* send queues rung by posting threads */
 	while ((n = rte_ring_sc_dequeue_burst(e->db, (void **)qps, RTE_DIM(qps),
 					      NULL)) != 0) {
+		MWP_TSAN_ACQUIRE(e->db);
 		for (unsigned int i = 0; i < n; i++) {
 			/* a post after this rings again */
 			__atomic_store_n(&qps[i]->db_rung, 0, __ATOMIC_RELEASE);
@@ -483,6 +490,8 @@ mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room)
 		unsigned int n = rte_ring_sc_dequeue_burst(q->handoff, (void **)m,
 							   RTE_DIM(m), NULL);
 
+		if (n != 0)
+			MWP_TSAN_ACQUIRE(q->handoff);
 		q->handoff_in += n;
 		nb = mwp_resp_burst_handed(q, m, (uint16_t)n, tx, room);
 	}

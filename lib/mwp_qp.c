@@ -12,6 +12,7 @@
 
 #include "mwp_port.h"
 #include "mwp_priv.h"
+#include "mwp_tsan.h"
 #include "roce_req.h"
 
 static unsigned int next_ring_id;
@@ -516,6 +517,7 @@ mwp_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		r.num_sge = (uint32_t)wr->num_sge;
 		if (wr->num_sge > 0)
 			memcpy(r.sge, wr->sg_list, sizeof(r.sge[0]) * (size_t)wr->num_sge);
+		MWP_TSAN_RELEASE(qp->rq);
 		if (rte_ring_enqueue_elem(qp->rq, &r, sizeof(r)) != 0) {
 			ret = ENOMEM;
 			break;

@@ -20,6 +20,7 @@
 #include <rte_ring_peek.h>
 
 #include "mwp_priv.h"
+#include "mwp_tsan.h"
 #include "mwp_engine.h"
 #include "roce_req.h"
 
@@ -65,6 +66,7 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
+	MWP_TSAN_RELEASE(qp->sq);
 	if (rte_ring_enqueue_elem(qp->sq, (void *)(uintptr_t)w, sizeof(*w)) != 0) {
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
@@ -360,10 +362,12 @@ flush(struct mwp_qp *qp)
 	qp->rd_atomic_out = 0;
 	qp->req.nb_unsent = 0;
 	while (rte_ring_dequeue_elem(qp->sq, &w, sizeof(w)) == 0) {
+		MWP_TSAN_ACQUIRE(qp->sq);
 		swq_push(qp, &w, IBV_WC_WR_FLUSH_ERR);
 		n++;
 	}
 	while (rte_ring_dequeue_bulk_elem_start(qp->rq, &r, sizeof(r), 1, NULL) == 1) {
+		MWP_TSAN_ACQUIRE(qp->rq);
 		struct ibv_wc wc = {
 			.wr_id = r.wr_id, .status = IBV_WC_WR_FLUSH_ERR,
 			.opcode = IBV_WC_RECV, .qp_num = qp->ibqp.qp_num,
@@ -398,6 +402,7 @@ mwp_sq_run(struct mwp_qp *qp, unsigned int max)
 			if (rte_ring_dequeue_bulk_elem_start(qp->sq, &w, sizeof(w), 1,
 							     NULL) != 1)
 				break;
+			MWP_TSAN_ACQUIRE(qp->sq);
 			if (blocked(qp, &w) || !execute(qp, &w, &failed)) {
 				rte_ring_dequeue_elem_finish(qp->sq, 0);
 				break;
@@ -468,6 +473,7 @@ mwp_qp_recv_complete(struct ibv_qp *ibqp, enum ibv_wc_opcode opcode,
 
 	if (rte_ring_dequeue_bulk_elem_start(qp->rq, &r, sizeof(r), 1, NULL) != 1)
 		return -ENOENT;
+	MWP_TSAN_ACQUIRE(qp->rq);
 	/* keep the receive posted if the CQ cannot take its completion */
 	if (rte_ring_free_count(qp->rcq->ring) == 0) {
 		rte_ring_dequeue_elem_finish(qp->rq, 0);

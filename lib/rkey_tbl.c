@@ -7,23 +7,12 @@
 #include <rte_hash_crc.h>
 #include <rte_malloc.h>
 
+#include "mwp_tsan.h"
 #include "rkey_tbl.h"
 
-/*
- * Publication is ordered by rte_hash itself (LF mode: the key index is
+/* Publication is ordered by rte_hash itself (LF mode: the key index is
  * stored with release and loaded with acquire), inside a library that
- * ThreadSanitizer does not see.  Tell it, so that a TSan build checks our
- * code rather than reporting the descriptor hand-off as a race.
- */
-#if defined(__SANITIZE_THREAD__)
-void __tsan_acquire(void *addr);
-void __tsan_release(void *addr);
-#define HANDOFF_RELEASE(p) __tsan_release(p)
-#define HANDOFF_ACQUIRE(p) __tsan_acquire(p)
-#else
-#define HANDOFF_RELEASE(p) do { } while (0)
-#define HANDOFF_ACQUIRE(p) do { } while (0)
-#endif
+ * ThreadSanitizer does not see: mwp_tsan.h tells it. */
 
 struct mwp_key_table {
 	struct rte_hash *h;
@@ -170,7 +159,7 @@ mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b)
 		return -EEXIST;
 	/* The descriptor's stores are made visible by the hash's release
 	 * store of the key slot (LF mode). */
-	HANDOFF_RELEASE(b);
+	MWP_TSAN_RELEASE(b);
 	ret = rte_hash_add_key_data(t->h, &b->rkey, b);
 	if (ret != 0)
 		return -ENOSPC;
@@ -194,7 +183,7 @@ mwp_keys_lookup(const struct mwp_key_table *t, uint32_t rkey)
 
 	if (rte_hash_lookup_with_hash_data(t->h, &rkey, mwp_keys_sig(rkey), &data) < 0)
 		return NULL;
-	HANDOFF_ACQUIRE(data);
+	MWP_TSAN_ACQUIRE(data);
 	return data;
 }
 
@@ -212,7 +201,7 @@ mwp_keys_lookup_bulk(const struct mwp_key_table *t, const void **keys,
 #if defined(__SANITIZE_THREAD__)
 	for (unsigned int i = 0; i < n; i++)
 		if ((hits >> i) & 1)
-			HANDOFF_ACQUIRE((void *)(uintptr_t)out[i]);
+			MWP_TSAN_ACQUIRE((void *)(uintptr_t)out[i]);
 #endif
 	return hits;
 }

@@ -19,6 +19,7 @@
 #include <rte_udp.h>
 
 #include "mwp_priv.h"
+#include "mwp_tsan.h"
 #include "roce_resp_qp.h"
 #include "roce_icrc.h"
 #include "roce_req.h"
@@ -577,12 +578,14 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	if (p->mask & ROCE_M_IMM) {
 		struct mwp_rwqe rw;
 
-		if (rte_ring_dequeue_elem(qp->rq, &rw, sizeof(rw)) == 0)
+		if (rte_ring_dequeue_elem(qp->rq, &rw, sizeof(rw)) == 0) {
+			MWP_TSAN_ACQUIRE(qp->rq);
 			mwp_qp_recv_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM,
 				first ? (uint32_t)q.len : r->w_total,
 				IBV_WC_WITH_IMM,
 				((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm,
 				IBV_WC_SUCCESS);
+		}
 	}
 	if (qp->ibqp.qp_type == IBV_QPT_RC)
 		owe_ack(c, qp, p->psn);
@@ -648,6 +651,7 @@ exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 				rnr(c, qp, p->psn);
 				return;
 			}
+			MWP_TSAN_ACQUIRE(qp->rq);
 			r->recv_held = 1;
 		}
 		r->recv_len = 0;
@@ -925,6 +929,7 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		}
 		/* a QP another queue's engine owns is run there alone */
 		if (unlikely(rq[i].qp->owner != c->q && rq[i].qp->owner != NULL)) {
+			MWP_TSAN_RELEASE(rq[i].qp->owner->handoff);
 			if (rte_ring_mp_enqueue(rq[i].qp->owner->handoff, pkts[i]) == 0) {
 				c->taken |= UINT64_C(1) << i;
 				c->q->handoff_out++;

@@ -3,8 +3,8 @@
 #
 # Build and run every test twice: in a normal build (build/) and in one
 # with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/); then
-# run the key-table concurrency scenario under ThreadSanitizer
-# (build-tsan/); fuzz the parser with libFuzzer (clang, ASan+UBSan,
+# run the key-table concurrency scenario and the two-lcore ownership
+# scenario under ThreadSanitizer (build-tsan/); fuzz the parser with libFuzzer (clang, ASan+UBSan,
 # build-fuzz/) for FUZZ_SECONDS (default 30), seeded from ../shared/captures.
 # Exits non-zero if anything fails; ends with one "N passed, N failed" line.
 set -uo pipefail
@@ -65,19 +65,29 @@ run_fuzz() {
 
 run_tsan() {
 	local dir=build-tsan
-	echo "== $dir: the concurrency scenario under ThreadSanitizer"
+	echo "== $dir: the concurrency scenarios under ThreadSanitizer"
 	if ! { meson setup "$dir" -Db_sanitize=thread -Db_lundef=false \
 		-Dbenchmarks=false >/dev/null ||
 	       meson setup --reconfigure "$dir" >/dev/null; } ||
-	   ! ninja -C "$dir" test/unit/tsan_concurrency ||
-	   ! TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/test/unit/tsan.supp" \
-		"$dir/test/unit/tsan_concurrency"; then
-		echo "tsan_concurrency: FAIL"
+	   ! ninja -C "$dir" test/unit/tsan_concurrency test/unit/owners_long; then
+		echo "tsan build: FAIL"
 		status=1
 		failed=$((failed + 1))
 		return
 	fi
-	passed=$((passed + 1))
+	# the readers and writers of the key table; then two polling lcores
+	# with hand-overs, binds and invalidations (10^5 rounds, about 80 s)
+	for t in "tsan_concurrency" "owners_long 100000"; do
+		# shellcheck disable=SC2086
+		if TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/test/unit/tsan.supp" \
+			"$dir"/test/unit/$t; then
+			passed=$((passed + 1))
+		else
+			echo "${t%% *} under TSan: FAIL"
+			status=1
+			failed=$((failed + 1))
+		fi
+	done
 }
 
 run_build build

@@ -39,6 +39,7 @@
 #include "mwp_engine.h"
 #include "mwp_port.h"
 #include "roce_build.h"
+#include "tsan_mempool.h"
 #include "verbs_fixture.h"
 
 #define OW_VA		UINT64_C(0x40000000)
@@ -187,8 +188,7 @@ ow_setup(uint32_t rounds)
 	ow.mr = mwp_reg_mr_iova(pd, ow.mem, ow.region, OW_VA, ALL_ACCESS);
 	ow.uc = make_qp(pd, IBV_QPT_UC, 256, true);
 	FIX_ASSERT(ow.mr != NULL && ow.uc != NULL);
-	ow.mp = rte_pktmbuf_pool_create("ow_mp", 4095, 128, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-					SOCKET_ID_ANY);
+	ow.mp = test_pktmbuf_pool("ow_mp", 4095, 128);
 	FIX_ASSERT(ow.mp != NULL);
 	rte_ether_unformat_addr("02:00:00:00:00:01", &pc.mac);
 	inet_pton(AF_INET, "192.0.2.1", &pc.ipv4);
