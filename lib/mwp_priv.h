@@ -179,15 +179,24 @@ struct mwp_rwqe {
 
 #define MWP_ATOMIC_CACHE	16	/* atomics remembered for replays */
 #define MWP_MAX_RD		16	/* READ requests being answered */
+#define MWP_RD_READ		0
+#define MWP_RD_ANSWER		1
 
 /* A READ request whose responses are not all sent yet. */
 struct mwp_rd {
-	uint64_t va;		/* next byte to send */
+	uint64_t va;		/* next byte to send; MWP_RD_ANSWER: orig */
 	uint32_t rkey;
 	uint32_t left;		/* bytes still to send */
 	uint32_t psn;		/* PSN of the next response */
 	uint8_t first;		/* the next response is the first */
 	uint8_t nak_on_fail;	/* a re-validation failure NAKs (not for dups) */
+	/* MWP_RD_READ: READ responses; MWP_RD_ANSWER: one answer (an atomic
+	 * ACK, or an RNR, sequence or fatal NAK) owed after the entries
+	 * before it, so that no answer overtakes a READ's responses */
+	uint8_t kind;
+	uint8_t opcode;		/* MWP_RD_ANSWER: ACKNOWLEDGE or ATOMIC_ACK */
+	uint8_t syn;		/* MWP_RD_ANSWER: the AETH syndrome */
+	uint32_t msn;		/* MWP_RD_ANSWER: the MSN it carries */
 	/* an ACK owed for requests before this READ, queued behind earlier
 	 * READs' responses: it goes out just before this READ's first */
 	uint8_t pre_ack;
@@ -221,6 +230,7 @@ struct mwp_resp {
 	uint32_t in_msg;	/* 0, or ROCE_M_SEND / ROCE_M_WRITE: mid-message */
 	uint8_t nak_seq;	/* a PSN sequence error NAK is out for epsn */
 	uint8_t err;		/* RC: a fatal NAK was sent; requests dropped */
+	uint8_t err_queued;	/* ... or waits behind READ responses in rd[] */
 	uint8_t ack_pending;	/* an ACK for ack_psn is owed */
 	uint32_t ack_psn;
 	uint32_t ack_msn;	/* the MSN when it was owed */
@@ -250,6 +260,14 @@ struct mwp_resp {
 	uint64_t flow_gen;	/* burst in which flow was last mirrored */
 	struct mwp_qp_stats st;
 };
+
+/* Answers of this responder still waiting to go out (READ responses, and
+ * what is queued behind them): a new answer must wait behind them. */
+static inline bool
+mwp_resp_waiting(const struct mwp_resp *r)
+{
+	return r->rd_count != 0 && (!r->err || r->err_queued);
+}
 
 /* Requester counters (the owning engine's): _(name, text). */
 #define MWP_FOREACH_REQ_STAT(_)						\

@@ -272,7 +272,7 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 		 * pointers before touching it */
 		if (mwp_port_qp(port, qpn) == qp && c->nb_tx < c->tx_room) {
 			mwp_resp_read_pump(c, qp);
-			if (qp->resp.rd_count != 0 && !qp->resp.err) {
+			if (mwp_resp_waiting(&qp->resp)) {
 				i++;
 				continue;
 			}
@@ -289,8 +289,7 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 			struct mwp_qp *qp = port->qp[s].qp;
 
 			if (qp != NULL && (qp->owner == q || qp->owner == NULL) &&
-			    qp->resp.rd_count != 0 &&
-			    !qp->resp.err) {
+			    mwp_resp_waiting(&qp->resp)) {
 				mwp_resp_read_pump(c, qp);
 				left |= qp->resp.rd_count != 0;
 			}

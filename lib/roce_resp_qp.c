@@ -146,18 +146,22 @@ mwp_resp_finish(struct mwp_resp_ctx *c)
 	mwp_icrc_fill_burst(m, p, k);
 }
 
+/* An ACKNOWLEDGE (ACK or NAK by syn) or an ATOMIC ACKNOWLEDGE, now. */
 static void
-send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
+send_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
+	    uint32_t psn, uint32_t msn, uint64_t orig)
 {
 	struct rte_mbuf *m = mwp_resp_tx_slot(c);
 	const struct mwp_answer a = {
-		.opcode = ROCE_OP_RC_ACKNOWLEDGE, .syndrome = syn,
-		.dqpn = qp->dest_qpn, .psn = psn, .msn = qp->resp.msn,
+		.opcode = opcode, .syndrome = syn, .dqpn = qp->dest_qpn,
+		.psn = psn, .msn = msn, .orig = orig,
 	};
 
 	if (m == NULL)
 		return;
 	emit(c, m, &qp->resp, &a, NULL, 0);
+	if (opcode == ROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
+		return;
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
 		qp->resp.st.acks++;
 		c->st->acks++;
@@ -177,15 +181,12 @@ send_aeth(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 void
 mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 {
-	uint32_t msn = qp->resp.msn;
-
-	if (!qp->resp.ack_pending || (qp->resp.rd_count != 0 && !qp->resp.err))
+	if (!qp->resp.ack_pending || mwp_resp_waiting(&qp->resp))
 		return;
 	qp->resp.ack_pending = 0;
 	/* the MSN of when the ACK was owed, not of what came since */
-	qp->resp.msn = qp->resp.ack_msn;
-	send_aeth(c, qp, qp->resp.ack_psn, ACK_SYNDROME);
-	qp->resp.msn = msn;
+	send_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ACK_SYNDROME, qp->resp.ack_psn,
+		    qp->resp.ack_msn, 0);
 }
 
 static void
@@ -198,15 +199,64 @@ owe_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 	qp->resp.ack_msn = qp->resp.msn;
 }
 
-/* A fatal NAK (0x61, 0x62, 0x63): the RC responder stops (IBA 9.9.3). */
+/* The next entry of the answer queue, or NULL if it is full.  An ACK owed
+ * for requests since the entry before goes out just before this one's
+ * answers (with nothing waiting it has gone already). */
+static struct mwp_rd *
+rd_push(struct mwp_resp *r)
+{
+	struct mwp_rd *rd;
+
+	if (r->rd_count == MWP_MAX_RD)
+		return NULL;
+	rd = &r->rd[(r->rd_head + r->rd_count) % MWP_MAX_RD];
+	rd->pre_ack = r->ack_pending;
+	if (r->ack_pending) {
+		rd->pre_ack_psn = r->ack_psn;
+		rd->pre_ack_msn = r->ack_msn;
+		r->ack_pending = 0;
+	}
+	r->rd_count++;
+	return rd;
+}
+
+/* An answer other than a coalesced ACK or READ responses: sent now, or,
+ * while READ responses wait for room, queued behind them, so that answers
+ * leave in PSN order (IBA 9.5: responses are returned in the order the
+ * requests were received).  True if queued. */
+static bool
+answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
+       uint32_t psn, uint64_t orig)
+{
+	struct mwp_resp *r = &qp->resp;
+	struct mwp_rd *rd;
+
+	if (mwp_resp_waiting(r)) {
+		rd = rd_push(r);
+		if (rd != NULL) {
+			rd->kind = MWP_RD_ANSWER;
+			rd->opcode = opcode;
+			rd->syn = syn;
+			rd->psn = psn;
+			rd->msn = r->msn;
+			rd->va = orig;
+			rd->left = 0;
+			return true;
+		}
+		/* 16 entries waiting: this one goes first (the requester
+		 * retries what it did not see answered) */
+	}
+	mwp_resp_flush_ack(c, qp);
+	send_answer(c, qp, opcode, syn, psn, r->msn, orig);
+	return false;
+}
+
+/* What a fatal NAK does once it is out: the RC responder stops. */
 static void
-nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
+fatal_effects(struct mwp_qp *qp, uint8_t syn)
 {
 	struct mwp_resp *r = &qp->resp;
 
-	mwp_resp_flush_ack(c, qp);
-	send_aeth(c, qp, psn, syn);
-	r->err = 1;
 	/* a SEND in progress: its receive completes with the error */
 	if (r->recv_held) {
 		r->recv_held = 0;
@@ -217,6 +267,20 @@ nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 				 IBV_WC_REM_INV_REQ_ERR);
 	}
 	mwp_qp_to_err(qp);
+}
+
+/* A fatal NAK (0x61, 0x62, 0x63): the RC responder stops (IBA 9.9.3),
+ * silent from now on; behind READ responses still waiting, it stops once
+ * they and the NAK are out. */
+static void
+nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
+{
+	struct mwp_resp *r = &qp->resp;
+
+	r->err_queued = answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, syn, psn, 0);
+	r->err = 1;
+	if (!r->err_queued)
+		fatal_effects(qp, syn);
 }
 
 /* Deny an access: NAK on RC, silent drop on UC (the message is lost). */
@@ -254,18 +318,26 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	const uint32_t mtu = mtu_bytes(qp);
 	struct mwp_resp *r = &qp->resp;
 
-	while (r->rd_count > 0 && c->nb_tx < c->tx_room && !r->err) {
+	while (r->rd_count > 0 && c->nb_tx < c->tx_room && (!r->err || r->err_queued)) {
 		struct mwp_rd *rd = &r->rd[r->rd_head];
 		uint32_t seg = RTE_MIN(rd->left, mtu);
 
 		if (rd->pre_ack) {
-			/* what came between the READ before and this one */
-			const uint32_t msn = r->msn;
-
+			/* what came between the entry before and this one */
 			rd->pre_ack = 0;
-			r->msn = rd->pre_ack_msn;
-			send_aeth(c, qp, rd->pre_ack_psn, ACK_SYNDROME);
-			r->msn = msn;
+			send_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ACK_SYNDROME,
+				    rd->pre_ack_psn, rd->pre_ack_msn, 0);
+			continue;
+		}
+		if (rd->kind == MWP_RD_ANSWER) {
+			r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
+			r->rd_count--;
+			send_answer(c, qp, rd->opcode, rd->syn, rd->psn, rd->msn, rd->va);
+			if (r->err_queued && r->rd_count == 0) {
+				/* the fatal NAK, last (nothing is accepted after it) */
+				r->err_queued = 0;
+				fatal_effects(qp, rd->syn);
+			}
 			continue;
 		}
 		bool last = rd->left <= mtu;
@@ -294,8 +366,15 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				/* invalidated mid-READ: the rest is refused */
 				r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
 				r->rd_count--;
-				if (rd->nak_on_fail)
+				if (rd->nak_on_fail) {
+					/* what waits behind it, and the ACK owed
+					 * for it, answer later PSNs: the NAK of
+					 * this one ends them */
+					r->rd_count = 0;
+					r->err_queued = 0;
+					r->ack_pending = 0;
 					deny(c, qp, rd->psn, d, b);
+				}
 				continue;
 			}
 		}
@@ -319,7 +398,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	if (r->rd_count == 0 && r->ack_pending)
 		mwp_resp_flush_ack(c, qp);
 	/* the rest waits for mwp_queue_tx: tell the queue where to look */
-	if (r->rd_count != 0 && !r->err && !r->rd_listed) {
+	if (mwp_resp_waiting(r) && !r->rd_listed) {
 		struct mwp_queue *q = c->q;
 
 		if (q->nb_rd_pending < MWP_QUEUE_RD_PENDING) {
@@ -336,12 +415,11 @@ static bool
 queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	   uint32_t psn, bool nak_on_fail, const uint8_t *src, uint64_t gen)
 {
-	struct mwp_resp *r = &qp->resp;
-	struct mwp_rd *rd;
+	struct mwp_rd *rd = rd_push(&qp->resp);
 
-	if (r->rd_count == MWP_MAX_RD)
+	if (rd == NULL)
 		return false;
-	rd = &r->rd[(r->rd_head + r->rd_count) % MWP_MAX_RD];
+	rd->kind = MWP_RD_READ;
 	rd->va = va;
 	rd->rkey = rkey;
 	rd->left = len;
@@ -350,15 +428,6 @@ queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 	rd->nak_on_fail = nak_on_fail;
 	rd->checked_src = src;
 	rd->checked_gen = gen;
-	/* an ACK owed for requests since the READ before: not after this
-	 * one's responses (with no READ waiting it has gone already) */
-	rd->pre_ack = r->ack_pending;
-	if (r->ack_pending) {
-		rd->pre_ack_psn = r->ack_psn;
-		rd->pre_ack_msn = r->ack_msn;
-		r->ack_pending = 0;
-	}
-	r->rd_count++;
 	return true;
 }
 
@@ -367,8 +436,8 @@ static void
 rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 {
 	if (qp->ibqp.qp_type == IBV_QPT_RC) {
-		mwp_resp_flush_ack(c, qp);
-		send_aeth(c, qp, psn, ROCE_AETH_RNR_NAK | qp->min_rnr_timer);
+		answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
+		       ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn, 0);
 	} else {
 		qp->resp.in_msg = 0;
 		drop(c, MWP_DROP_UC_DISCARD);
@@ -426,16 +495,7 @@ copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 static void
 atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t orig)
 {
-	struct rte_mbuf *m;
-
-	mwp_resp_flush_ack(c, qp);
-	m = mwp_resp_tx_slot(c);
-	if (m == NULL)
-		return;
-	emit(c, m, &qp->resp, &(const struct mwp_answer){
-		.opcode = ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, .syndrome = ACK_SYNDROME,
-		.dqpn = qp->dest_qpn, .psn = psn, .msn = qp->resp.msn, .orig = orig },
-	     NULL, 0);
+	answer(c, qp, ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, ACK_SYNDROME, psn, orig);
 }
 
 static void
@@ -823,8 +883,8 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 			if (d < 0x800000) {
 				/* ahead: one sequence-error NAK per gap */
 				if (!r->nak_seq) {
-					mwp_resp_flush_ack(c, qp);
-					send_aeth(c, qp, r->epsn, ROCE_AETH_NAK_PSN_SEQ);
+					answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
+					       ROCE_AETH_NAK_PSN_SEQ, r->epsn, 0);
 					r->nak_seq = 1;
 				}
 				drop(c, MWP_DROP_PSN_AHEAD);

@@ -28,6 +28,8 @@ struct wire_frame {
 	uint64_t va;			/* RETH or AtomicETH */
 	uint32_t rkey, dmalen;
 	uint64_t swap_add, compare;
+	uint8_t syndrome;		/* AETH */
+	uint64_t orig;			/* AtomicAckETH */
 	uint32_t payload_len;
 	uint8_t payload[64];		/* its first bytes */
 	uint8_t dmac[6];
@@ -113,6 +115,10 @@ wire_parse(const struct rte_mbuf *m, struct wire_frame *f)
 		f->swap_add = atmeth_swap_add(a);
 		f->compare = atmeth_compare(a);
 	}
+	if (op->mask & ROCE_M_AETH)
+		f->syndrome = aeth_syndrome((const void *)roce_op_eh(bth, op, ROCE_EH_AETH));
+	if (op->mask & ROCE_M_ATMACK)
+		f->orig = atmack_orig((const void *)roce_op_eh(bth, op, ROCE_EH_ATMACK));
 	f->payload_len = p.payload_len;
 	memcpy(f->payload, d + p.payload_off, RTE_MIN((uint32_t)p.payload_len, 64u));
 }
