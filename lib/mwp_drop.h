@@ -44,6 +44,7 @@
 	_(RESP_BAD,       "response of the wrong opcode or length: BAD_RESP_ERR") \
 	_(UC_DISCARD,     "UC packet of a broken or refused message")	\
 	_(HANDOFF_FULL,   "hand-off to the QP's owning queue full")	\
+	_(INV_BUSY,       "SEND with invalidate while the device lock was held: sent again") \
 	_(NO_MBUF,        "response lost: no mbuf")			\
 	_(TX_FULL,        "response lost: tx queue full")
 

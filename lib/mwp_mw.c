@@ -190,19 +190,15 @@ mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
 }
 
 int
-mwp_mw_remote_invalidate(struct mwp_qp *qp, uint32_t rkey)
+mwp_mw_remote_invalidate_locked(struct mwp_qp *qp, uint32_t rkey)
 {
 	struct mwp_dev *d = qp->dev;
-	struct mwp_mw *mw;
-	int ret = -EINVAL;
+	struct mwp_mw *mw = mwp_mw_by_key(d, rkey);
 
-	pthread_mutex_lock(&d->lock);
-	mw = mwp_mw_by_key(d, rkey);
 	if (mw != NULL && mw->ibmw.type == IBV_MW_TYPE_2 && mw->cur_rkey == rkey &&
 	    mw->state == MWP_MW_VALID && mw->qpn == qp->ibqp.qp_num) {
 		mwp_mw_unbind_locked(d, mw);
-		ret = 0;
+		return 0;
 	}
-	pthread_mutex_unlock(&d->lock);
-	return ret;
+	return -EINVAL;
 }

@@ -427,8 +427,8 @@ void mwp_qp_to_err(struct mwp_qp *qp);
 
 /**
  * A received SEND with invalidate names rkey (section 4): invalidate it if
- * it is a VALID Type 2 window bound to qp with that key.  Takes the device
- * lock (a rare path of the lcore).  No grace period is needed before the
+ * it is a VALID Type 2 window bound to qp with that key.  The caller
+ * holds the device lock (the lcore only tries it: roce_resp_qp.c).  No grace period is needed before the
  * receive completes: a Type 2B window is usable only through its QP, whose
  * packets only the calling lcore processes, so no other reader can still
  * use it.
@@ -437,7 +437,7 @@ void mwp_qp_to_err(struct mwp_qp *qp);
  *   0, or -EINVAL (unknown key, wrong key byte, a region, Type 1, FREE,
  *   or bound to another QP): nothing is invalidated.
  */
-int mwp_mw_remote_invalidate(struct mwp_qp *qp, uint32_t rkey);
+int mwp_mw_remote_invalidate_locked(struct mwp_qp *qp, uint32_t rkey);
 
 /**
  * Complete the oldest posted receive of a QP (the responder's call when a

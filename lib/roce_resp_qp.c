@@ -8,7 +8,9 @@
  *
  * Runs on the lcore that owns the QP; no locks, no logging, no
  * allocation but response mbufs.  The one exception is a SEND with
- * invalidate, which takes the device lock to revoke a key (rare).
+ * invalidate, which tries the device lock to revoke a key (rare), and
+ * never waits for it: held by a control thread, the packet is dropped
+ * before anything changes (inv_busy) and the requester sends it again.
  */
 #include <string.h>
 
@@ -695,8 +697,8 @@ place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 }
 
 static void
-exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
-	  const struct mwp_pkt *p)
+exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+		 const struct mwp_pkt *p)
 {
 	struct mwp_resp *r = &qp->resp;
 	const bool rc = qp->ibqp.qp_type == IBV_QPT_RC, last = p->mask & ROCE_M_END;
@@ -742,7 +744,7 @@ exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	} else if (p->mask & ROCE_M_INV) {
 		/* section 4: after placing the data */
 		imm_inv = ieth_rkey(mwp_pkt_eh(m, p, ROCE_EH_IETH));
-		if (mwp_mw_remote_invalidate(qp, imm_inv) == 0) {
+		if (mwp_mw_remote_invalidate_locked(qp, imm_inv) == 0) {
 			flags = IBV_WC_WITH_INV;
 			/* later packets of this burst must not use it */
 			if (c->nb_revoked < RTE_DIM(c->revoked))
@@ -761,6 +763,30 @@ exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 	else if (rc)
 		owe_ack(c, qp, p->psn);
+}
+
+/* A SEND; the packet that invalidates (SEND LAST/ONLY with invalidate,
+ * RC only) runs under the device lock, which the lcore only tries: a
+ * control thread changing windows or regions holds it for microseconds,
+ * and the lcore does not wait for it.  The packet is dropped unanswered
+ * with nothing changed (no receive taken, no byte placed, the PSN still
+ * expected), and the requester's retry brings it again. */
+static void
+exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	  const struct mwp_pkt *p)
+{
+	pthread_mutex_t *lock = &qp->dev->lock;
+
+	if (likely(!(p->mask & ROCE_M_INV))) {
+		exec_send_locked(c, qp, m, p);
+		return;
+	}
+	if (pthread_mutex_trylock(lock) != 0) {
+		drop(c, MWP_DROP_INV_BUSY);
+		return;
+	}
+	exec_send_locked(c, qp, m, p);
+	pthread_mutex_unlock(lock);
 }
 
 /* ---- duplicates (RC): re-answered, never re-executed (IBA 9.9.2) ---- */
