@@ -157,6 +157,7 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 	const struct mwp_binding *keyd[MWP_BURST_MAX];
 	const void *keyp[MWP_BURST_MAX];
 	uint32_t sig[MWP_BURST_MAX];
+	uint8_t kix[MWP_BURST_MAX];	/* packet -> its key's lookup slot */
 	struct mwp_icrc_set ics;
 	struct mwp_resp_ctx c;
 	uint64_t bytes = 0;
@@ -205,9 +206,17 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 		 * stay in a register */
 		if (unlikely(alone_crc))
 			alone[nb_alone++] = i;
+		/* a key the previous request named too (a stream to one
+		 * window) is looked up once */
 		if (rq[i].has_key) {
-			keyp[nb_keys] = &rq[i].rkey;
-			sig[nb_keys++] = mwp_keys_sig(rq[i].rkey);
+			if (nb_keys != 0 &&
+			    rq[i].rkey == *(const uint32_t *)keyp[nb_keys - 1]) {
+				kix[i] = (uint8_t)(nb_keys - 1);
+			} else {
+				kix[i] = (uint8_t)nb_keys;
+				keyp[nb_keys] = &rq[i].rkey;
+				sig[nb_keys++] = mwp_keys_sig(rq[i].rkey);
+			}
 		}
 	}
 	if (likely(!handed)) {
@@ -224,13 +233,10 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 	if (nb_keys != 0 && port->keys != NULL) {
 		uint64_t hits = mwp_keys_lookup_bulk(port->keys, keyp, sig, nb_keys, keyd);
 
-		for (uint16_t i = 0, k = 0; i < n; i++)
-			if (rq[i].has_key) {
-				if ((hits >> k) & 1) {
-					rq[i].b = keyd[k];
-					prefetch_target(rq[i].b, rq[i].va, p[i].mask);
-				}
-				k++;
+		for (uint16_t i = 0; i < n; i++)
+			if (rq[i].has_key && ((hits >> kix[i]) & 1)) {
+				rq[i].b = keyd[kix[i]];
+				prefetch_target(rq[i].b, rq[i].va, p[i].mask);
 			}
 	}
 	mwp_resp_run(&c, pkts, p, why, rq, n);
