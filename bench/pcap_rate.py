@@ -140,13 +140,18 @@ def main():
                 acc.append(a)
                 handed += h
                 tp.append(run_testpmd(pcaps[:n], seconds))
-            res[n] = (statistics.median(mw), statistics.median(tp), min(acc), handed)
+            ratios = [m / t for m, t in zip(mw, tp)]
+            res[n] = (statistics.median(mw), statistics.median(tp), min(acc), handed,
+                      statistics.median(ratios), min(ratios), max(ratios))
     print("# pcap_rate: net_pcap infinite_rx, 138-byte UC WRITE ONLY frames, one rx file "
           f"per queue, medians of {runs} runs of {seconds:g} s")
+    print("# each mwpath run is followed by a testpmd run; 'pairs' is the median")
+    print("# (min-max) of the ratios of those pairs, less hurt by the machine's drift")
     print(f"{'lcores':<8}{'testpmd io Mpps':>16}{'mwpath Mpps':>13}{'mwpath/testpmd':>16}"
-          f"{'accepted':>10}{'handed over':>13}")
-    for n, (m, t, a, h) in res.items():
-        print(f"{n:<8}{t:16.2f}{m:13.2f}{m / t:16.2f}{a * 100:9.1f}%{h:13d}")
+          f"{'pairs':>20}{'accepted':>10}{'handed over':>13}")
+    for n, (m, t, a, h, rm, rlo, rhi) in res.items():
+        pairs = f"{rm:.2f} ({rlo:.2f}-{rhi:.2f})"
+        print(f"{n:<8}{t:16.2f}{m:13.2f}{m / t:16.2f}{pairs:>20}{a * 100:9.1f}%{h:13d}")
     print(f"scaling 2/1: testpmd {res[2][1] / res[1][1]:.2f}, mwpath {res[2][0] / res[1][0]:.2f}")
 
 
