@@ -155,6 +155,7 @@ mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
 		.mw_access_flags = access,
 	};
 	struct mwp_mr *m;
+	uint64_t off;
 	int ret;
 
 	if (qp == NULL || mw == NULL || rkey == NULL || mw->type != IBV_MW_TYPE_1 ||
@@ -172,8 +173,7 @@ mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
 			return EACCES;
 		if (addr + length < addr)
 			return EFAULT;
-		if (addr < m->iova || addr - m->iova > mr->length ||
-		    length > mr->length - (addr - m->iova))
+		if (!mwp_mr_range(m, addr, length, &off))
 			return ERANGE;
 	} else {
 		bi.mr = NULL;

@@ -82,6 +82,19 @@ struct mwp_mr {
 	uint32_t bound_mws;		/* windows bound to it */
 };
 
+/* [addr, addr + len) inside the region's addresses (its iova range),
+ * checked without a sum that can wrap; *off is addr's offset in it.  The
+ * one region range check of binds (mwp_sq.c) and DET binds (mwp_mw.c);
+ * requests check through their key's descriptor (mwp_access.h). */
+static inline bool
+mwp_mr_range(const struct mwp_mr *mr, uint64_t addr, uint64_t len, uint64_t *off)
+{
+	if (addr < mr->iova || !mwp_inside(addr - mr->iova, len, mr->ibmr.length))
+		return false;
+	*off = addr - mr->iova;
+	return true;
+}
+
 enum mwp_mw_state {
 	MWP_MW_FREE = 0,		/* Type 2: bindable; Type 1: unbound */
 	MWP_MW_VALID,			/* bound: its key is in the table */
@@ -370,6 +383,13 @@ struct mwp_qp {
 	struct mwp_port *port;
 	struct mwp_resp resp;
 };
+
+/* The QP's path MTU in bytes (IBV_MTU_256 is 1). */
+static inline uint32_t
+mwp_qp_mtu_bytes(const struct mwp_qp *qp)
+{
+	return 128u << qp->path_mtu;
+}
 
 #define to_mdev(c)	container_of(c, struct mwp_dev, ctx)
 #define to_mpd(p)	container_of(p, struct mwp_pd, ibpd)

@@ -41,7 +41,7 @@ mwp_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a)
 struct ibv_qp *
 mwp_create_qp_num(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 {
-	if (qpn < 2 || qpn > 0xffffff) {
+	if (qpn < 2 || qpn > ROCE_PSN_MASK) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -237,11 +237,11 @@ check_attrs(const struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 	/* RoCE addresses by GID: the global route is mandatory. */
 	if ((mask & IBV_QP_AV) && !a->ah_attr.is_global)
 		return EINVAL;
-	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > 0xffffff)
+	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ROCE_PSN_MASK)
 		return EINVAL;
-	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > 0xffffff)
+	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > ROCE_PSN_MASK)
 		return EINVAL;
-	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > 0xffffff)
+	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > ROCE_PSN_MASK)
 		return EINVAL;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->ibqp.state)
 		return EINVAL;

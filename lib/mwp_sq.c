@@ -123,12 +123,9 @@ exec_bind(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
 		if ((w->bind.access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 		    !(mr->access & IBV_ACCESS_LOCAL_WRITE))	/* C10-74 */
 			return IBV_WC_MW_BIND_ERR;
-		/* [addr, addr + len) inside the region, without a sum that
-		 * can wrap; for a zero-based window its start address too. */
-		if (addr < mr->iova)
-			return IBV_WC_MW_BIND_ERR;
-		off = addr - mr->iova;
-		if (off > mr->ibmr.length || len > mr->ibmr.length - off)
+		/* [addr, addr + len) inside the region; for a zero-based
+		 * window its start address too */
+		if (!mwp_mr_range(mr, addr, len, &off))
 			return IBV_WC_MW_BIND_ERR;
 
 		b = mwp_binding_alloc(d->keys);

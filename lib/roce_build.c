@@ -34,14 +34,14 @@ put_bth(uint8_t *b, uint8_t opcode, uint8_t flags, uint16_t pkey, uint8_t fecn_b
 	uint32_t dqpn, uint8_t ackreq, uint32_t psn)
 {
 	put_be32(b, (uint32_t)opcode << 24 | (uint32_t)flags << 16 | pkey);
-	put_be32(b + 4, (uint32_t)fecn_becn << 24 | (dqpn & 0xffffff));
-	put_be32(b + 8, (uint32_t)ackreq << 24 | (psn & 0xffffff));
+	put_be32(b + 4, (uint32_t)fecn_becn << 24 | (dqpn & ROCE_PSN_MASK));
+	put_be32(b + 8, (uint32_t)ackreq << 24 | (psn & ROCE_PSN_MASK));
 }
 
 static inline void
 put_aeth(uint8_t *at, uint8_t syndrome, uint32_t msn)
 {
-	put_be32(at, (uint32_t)syndrome << 24 | (msn & 0xffffff));
+	put_be32(at, (uint32_t)syndrome << 24 | (msn & ROCE_PSN_MASK));
 }
 
 /* Write each extension header the opcode carries at its table offset. */
@@ -179,8 +179,8 @@ write_payload(uint8_t *d, uint16_t bth, const struct roce_opcode_info *op,
 	p->payload_off = off;
 	p->opcode = opcode;
 	p->mask = op->mask;
-	p->qpn = dqpn & 0xffffff;
-	p->psn = psn & 0xffffff;
+	p->qpn = dqpn & ROCE_PSN_MASK;
+	p->psn = psn & ROCE_PSN_MASK;
 	p->pad = pad;
 	p->payload_len = (uint16_t)len;
 	p->icrc_off = (uint16_t)(off + len + pad);

@@ -25,6 +25,9 @@
 /** Size of the invariant CRC trailer. */
 #define ROCE_ICRC_BYTES 4
 
+/** PSNs, MSNs and QPNs are 24-bit numbers; PSN arithmetic wraps at this. */
+#define ROCE_PSN_MASK 0xffffffu
+
 /** Base Transport Header, 12 bytes. */
 struct roce_bth {
 	uint8_t opcode;

@@ -46,19 +46,12 @@
 #include "roce_build.h"
 #include "roce_req.h"
 
-#define PSN_MASK	0xffffffu
 
 /* How often a requester without the peer's MAC looks again (the
  * neighbour table paces its own probes). */
 #define MAC_RETRY_US	1000
 /* How long a MAC from the neighbour table is used before asking again. */
 #define MAC_RECHECK_US	1000000
-
-static inline uint32_t
-mtu_bytes(const struct mwp_qp *qp)
-{
-	return 128u << qp->path_mtu;	/* IBV_MTU_256 == 1 */
-}
 
 /* b - a in the 24-bit PSN space, as a signed distance */
 static inline int32_t
@@ -187,7 +180,7 @@ mwp_req_prepare(struct mwp_qp *qp, struct mwp_swqe *e)
 	const bool result = w->opcode == IBV_WR_RDMA_READ ||
 			    w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 			    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-	const uint32_t mtu = mtu_bytes(qp);
+	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
 	uint64_t total = 0;
 
 	if (w->flags & MWP_WQE_F_INLINE) {
@@ -293,9 +286,9 @@ build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
 	      struct rte_mbuf *m, struct mwp_pkt *p, int *icrc)
 {
 	const struct mwp_wqe *w = &e->w;
-	const uint32_t mtu = mtu_bytes(qp);
+	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
 	const uint32_t psn = qp->req.tx_psn;
-	const uint32_t i = (psn - e->first_psn) & PSN_MASK;
+	const uint32_t i = (psn - e->first_psn) & ROCE_PSN_MASK;
 	const bool uc = !is_rc(qp);
 	struct mwp_hdrs h = {
 		.opcode = seg_opcode(w, uc, i, e->npsn),
@@ -305,7 +298,7 @@ build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
 	uint8_t buf[4096];
 	const uint8_t *data = NULL;
 	uint32_t len = 0, span;
-	uint32_t next = (psn + 1) & PSN_MASK;
+	uint32_t next = (psn + 1) & ROCE_PSN_MASK;
 	int ret;
 
 	RTE_SET_USED(c);
@@ -317,7 +310,7 @@ build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
 		h.reth.dmalen = e->total - RTE_MIN(e->total, i * mtu);
 		h.ackreq = true;
 		e->rd_req_psn = psn;
-		next = (e->last_psn + 1) & PSN_MASK;
+		next = (e->last_psn + 1) & ROCE_PSN_MASK;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -511,10 +504,10 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 			return false;
 		}
 		if (psn_diff(q, e->last_psn) >= 0) {
-			r->una = (e->last_psn + 1) & PSN_MASK;
+			r->una = (e->last_psn + 1) & ROCE_PSN_MASK;
 			complete(qp, e);
 		} else {
-			r->una = (q + 1) & PSN_MASK;
+			r->una = (q + 1) & ROCE_PSN_MASK;
 		}
 		moved = true;
 	}
@@ -549,7 +542,7 @@ on_ack(struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 		return MWP_DROP_NONE;
 	case ROCE_AETH_RNR_NAK:
 		r->st.rnr_naks++;
-		if (!ack_to(qp, (psn - 1) & PSN_MASK))
+		if (!ack_to(qp, (psn - 1) & ROCE_PSN_MASK))
 			return MWP_DROP_RESP_IMPLICIT;
 		if (r->una != psn || (e = oldest(qp)) == NULL)
 			return MWP_DROP_RESP_STALE;
@@ -578,13 +571,13 @@ on_ack(struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 		 * packets behind it: the RNR timer decides */
 		if (r->rnr_wait && psn == r->rnr_psn)
 			return MWP_DROP_RESP_STALE;
-		if (!ack_to(qp, (psn - 1) & PSN_MASK))
+		if (!ack_to(qp, (psn - 1) & ROCE_PSN_MASK))
 			return MWP_DROP_RESP_IMPLICIT;
 		nak_retry(qp, psn);
 		return MWP_DROP_NONE;
 	}
 	r->st.fatal_naks++;
-	if (!ack_to(qp, (psn - 1) & PSN_MASK))
+	if (!ack_to(qp, (psn - 1) & ROCE_PSN_MASK))
 		return MWP_DROP_RESP_IMPLICIT;
 	e = oldest(qp);
 	fail(qp, e, syn == ROCE_AETH_NAK_INV_REQ ? IBV_WC_REM_INV_REQ_ERR :
@@ -603,7 +596,7 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 	uint32_t span;
 	uint8_t *dst;
 
-	if (!ack_to(qp, (p->psn - 1) & PSN_MASK))
+	if (!ack_to(qp, (p->psn - 1) & ROCE_PSN_MASK))
 		return MWP_DROP_RESP_IMPLICIT;
 	e = oldest(qp);
 	if (e == NULL || qp->req.una != p->psn)
@@ -621,7 +614,7 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 		return MWP_DROP_NONE;
 	}
 	memcpy(dst, &orig, sizeof(orig));
-	qp->req.una = (p->psn + 1) & PSN_MASK;
+	qp->req.una = (p->psn + 1) & ROCE_PSN_MASK;
 	qp->req.st.acks++;
 	complete(qp, e);
 	progress(qp);
@@ -653,7 +646,7 @@ read_resp_opcode_ok(const struct mwp_swqe *e, uint8_t op, uint32_t q)
 static enum mwp_drop
 on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *p)
 {
-	const uint32_t mtu = mtu_bytes(qp);
+	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
 	const uint32_t q = p->psn;
 	struct mwp_req *r = &qp->req;
 	const struct roce_aeth *a;
@@ -665,7 +658,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 
 	/* what comes before the READ is acknowledged; a response after the
 	 * one expected means the ones between were lost */
-	if (!ack_to(qp, (q - 1) & PSN_MASK))
+	if (!ack_to(qp, (q - 1) & ROCE_PSN_MASK))
 		return MWP_DROP_RESP_IMPLICIT;
 	e = oldest(qp);
 	if (e == NULL || r->una != q)
@@ -677,7 +670,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 	if (a != NULL && (aeth_syndrome(a) & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK)
 		return bad_response(qp, e);
 	/* exactly the bytes this PSN stands for: never more than asked */
-	off = (uint64_t)((q - e->first_psn) & PSN_MASK) * mtu;
+	off = (uint64_t)((q - e->first_psn) & ROCE_PSN_MASK) * mtu;
 	want = (uint32_t)RTE_MIN((uint64_t)mtu, e->total - RTE_MIN((uint64_t)e->total, off));
 	if (p->payload_len != want)
 		return bad_response(qp, e);
@@ -689,7 +682,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 		}
 		r->st.read_bytes += want;
 	}
-	e->resp_psn = (q + 1) & PSN_MASK;
+	e->resp_psn = (q + 1) & ROCE_PSN_MASK;
 	r->una = e->resp_psn;
 	r->st.acks++;
 	if (q == e->last_psn)
@@ -875,11 +868,11 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			if (e->rd_atomic && r->rd_out >= RTE_MAX((uint32_t)qp->max_rd_atomic, 1u))
 				return false;
 			e->first_psn = r->psn;
-			e->last_psn = (r->psn + e->npsn - 1) & PSN_MASK;
+			e->last_psn = (r->psn + e->npsn - 1) & ROCE_PSN_MASK;
 			e->resp_psn = e->first_psn;
 			e->rd_req_psn = e->first_psn;
 			e->started = 1;
-			r->psn = (r->psn + e->npsn) & PSN_MASK;
+			r->psn = (r->psn + e->npsn) & ROCE_PSN_MASK;
 			r->tx_psn = e->first_psn;
 			if (e->rd_atomic)
 				r->rd_out++;

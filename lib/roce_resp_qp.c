@@ -28,13 +28,6 @@
 #include "mwp_engine.h"
 
 #define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
-#define PSN_MASK		0xffffffu
-
-static inline uint32_t
-mtu_bytes(const struct mwp_qp *qp)
-{
-	return 128u << qp->path_mtu;	/* IBV_MTU_256 == 1 */
-}
 
 /* Count a drop of the current packet (it is then not "accepted"). */
 static inline void
@@ -317,7 +310,7 @@ allowed(const struct mwp_binding *b)
 void
 mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 {
-	const uint32_t mtu = mtu_bytes(qp);
+	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
 	struct mwp_resp *r = &qp->resp;
 
 	while (r->rd_count > 0 && c->nb_tx < c->tx_room && (!r->err || r->err_queued)) {
@@ -389,7 +382,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		r->st.read_resps++;
 		rd->va += seg;
 		rd->left -= seg;
-		rd->psn = (rd->psn + 1) & PSN_MASK;
+		rd->psn = (rd->psn + 1) & ROCE_PSN_MASK;
 		rd->first = 0;
 		if (last) {
 			r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
@@ -534,8 +527,8 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	r->atom[r->atom_next].orig = orig;
 	r->atom[r->atom_next].valid = 1;
 	r->atom_next = (r->atom_next + 1) % MWP_ATOMIC_CACHE;
-	r->epsn = (r->epsn + 1) & PSN_MASK;
-	r->msn = (r->msn + 1) & PSN_MASK;
+	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;
+	r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	r->st.atomics++;
 	atomic_answer(c, qp, p->psn, orig);
 }
@@ -549,7 +542,7 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 		.va = rq->va, .len = rq->len, .pd = qp->ibqp.pd->handle,
 		.qpn = qp->ibqp.qp_num,
 	};
-	const uint32_t mtu = mtu_bytes(qp);
+	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
 	struct mwp_resp *r = &qp->resp;
 	enum mwp_deny d;
 	uint8_t *host;
@@ -575,8 +568,8 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 		return;
 	}
 	npkt = q.len == 0 ? 1 : (uint32_t)((q.len + mtu - 1) / mtu);
-	r->epsn = (r->epsn + npkt) & PSN_MASK;
-	r->msn = (r->msn + 1) & PSN_MASK;
+	r->epsn = (r->epsn + npkt) & ROCE_PSN_MASK;
+	r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	mwp_resp_read_pump(c, qp);
 }
 
@@ -615,7 +608,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	d = mwp_access_decide(b, &q, &host);
 	if (d == MWP_DENY_NONE)
 		d = mwp_write_len_check(first, last, p->payload_len, q.len,
-					mtu_bytes(qp));
+					mwp_qp_mtu_bytes(qp));
 	if (d != MWP_DENY_NONE) {
 		deny(c, qp, p->psn, d, b);
 		return;
@@ -624,7 +617,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		allowed(b);
 		copy_payload(host, m, p->payload_off, p->payload_len);
 	}
-	r->epsn = (r->epsn + 1) & PSN_MASK;
+	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;
 	if (!last) {
 		/* what the next packet of the message continues from */
 		if (first)
@@ -635,7 +628,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		r->in_msg = ROCE_M_WRITE;
 	} else {
 		r->in_msg = 0;
-		r->msn = (r->msn + 1) & PSN_MASK;
+		r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	}
 	if (p->mask & ROCE_M_IMM) {
 		struct mwp_rwqe rw;
@@ -732,7 +725,7 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 		return;
 	}
 	r->in_msg = last ? 0 : ROCE_M_SEND;
-	r->epsn = (r->epsn + 1) & PSN_MASK;
+	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;
 	if (!last) {
 		if (rc)
 			owe_ack(c, qp, p->psn);
@@ -755,7 +748,7 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 		}
 	}
 	if (status == IBV_WC_SUCCESS)
-		r->msn = (r->msn + 1) & PSN_MASK;
+		r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	r->recv_held = 0;
 	mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, flags, imm_inv, status);
 	if (status != IBV_WC_SUCCESS)
@@ -829,7 +822,7 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		return;
 	}
 	/* SEND, WRITE: acknowledge everything received so far */
-	owe_ack(c, qp, (r->epsn - 1) & PSN_MASK);
+	owe_ack(c, qp, (r->epsn - 1) & ROCE_PSN_MASK);
 }
 
 /* ---- the per-packet path ---- */
@@ -903,10 +896,10 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	}
 
 	/* PSN (RC: IBA 9.7.5.1.1; UC: 9.7.5.1.2) */
-	d = (p->psn - r->epsn) & PSN_MASK;
+	d = (p->psn - r->epsn) & ROCE_PSN_MASK;
 	if (rc) {
 		if (unlikely(d != 0)) {
-			if (d < 0x800000) {
+			if (d < (ROCE_PSN_MASK + 1) / 2) {
 				/* ahead: one sequence-error NAK per gap */
 				if (!r->nak_seq) {
 					answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
