@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`meson install` ships a usable library: a program outside the tree,
 compiled with only `pkg-config libmwpath` against the installed header,
-links the shared library and parses a frame with it."""
+links the shared library and parses a frame with it; and the library
+exports exactly the functions its installed headers declare."""
 import json
 import os
+import re
 import subprocess
 import tempfile
 import unittest
@@ -32,6 +34,42 @@ int main(void)
 	return 0;
 }
 """
+
+
+def exported_symbols(so):
+    out = subprocess.run(["nm", "-D", "--defined-only", so], check=True,
+                         capture_output=True, text=True).stdout
+    return {line.split()[-1] for line in out.splitlines()
+            if re.match(r"(mwp|roce)_", line.split()[-1])}
+
+
+def header_functions(incdir):
+    """Names of mwp_/roce_ functions and tables declared in the installed
+    headers, and those of them defined there static inline."""
+    declared, inline = set(), set()
+    for name in os.listdir(incdir):
+        with open(os.path.join(incdir, name)) as f:
+            text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        text = re.sub(r"^#.*(\\\n.*)*$", "", text, flags=re.M)
+        # one top-level statement at a time: a prototype or extern table
+        # ends with ';', a definition opens '{'
+        for stmt in re.split(r"(?<=[;}])", text):
+            m = re.search(r"\b((?:mwp|roce)_\w+)\s*(\(|\[|;)", stmt)
+            if m is None or re.search(r"\b(struct|enum|union)\s+" + m.group(1) + r"\b",
+                                      stmt):
+                continue
+            if "static" in stmt[:m.start()]:
+                inline.add(m.group(1))
+                declared.add(m.group(1))
+            elif m.group(2) == "(" or "extern" in stmt[:m.start()]:
+                declared.add(m.group(1))
+    return declared, inline
+
+
+def version_map_names():
+    with open(os.path.join(SRC, "lib", "version.map")) as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    return set(re.findall(r"^\s*((?:mwp|roce)_\w+);", text, flags=re.M))
 
 
 class Install(unittest.TestCase):
@@ -87,6 +125,17 @@ class Install(unittest.TestCase):
             self.assertEqual(out.returncode, 0, out.stderr)
             self.assertIn("0 failed", out.stdout)
             self.assertIn("libmwpath.a", os.listdir(libdir))
+
+            # What the shared library exports is what its headers declare
+            so = os.path.join(libdir, "libmwpath.so")
+            exported = exported_symbols(so)
+            declared, inline = header_functions(os.path.join(root, "include", "mwpath"))
+            self.assertEqual(sorted(exported - declared), [],
+                             "exported, but no installed header declares them")
+            self.assertEqual(sorted(declared - inline - exported), [],
+                             "declared (not inline) in an installed header, not exported")
+            self.assertEqual(sorted(version_map_names() - exported), [],
+                             "named in lib/version.map, not exported")
 
 
 if __name__ == "__main__":
