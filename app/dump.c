@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "dump.h"
-#include "mwp_priv.h"
+#include "mwpath.h"
 
 static const char *
 wc_status_name(enum ibv_wc_status s)
@@ -96,10 +96,10 @@ counters_json(FILE *f, const struct mwp_binding *b)
 }
 
 static int
-config_mr_index(const struct app_objects *o, const struct mwp_mr *mr)
+config_mr_index(const struct app_objects *o, const struct ibv_mr *mr)
 {
 	for (int i = 0; i < APP_MAX_OBJ; i++)
-		if (o->mr[i] != NULL && to_mmr(o->mr[i]) == mr)
+		if (o->mr[i] != NULL && o->mr[i] == mr)
 			return i;
 	return -1;
 }
@@ -112,16 +112,17 @@ dump_mrs(FILE *f, const struct app_objects *o)
 	fprintf(f, "  \"mrs\": [");
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
 		const struct ibv_mr *mr = o->mr[i];
+		struct mwp_mr_info mi;
 
-		if (mr == NULL)
+		if (mr == NULL || mwp_mr_query_info(mr, &mi) != 0)
 			continue;
 		fprintf(f, "%s\n    {\"index\": %u, \"pd\": %u, \"lkey\": %" PRIu32
 			", \"rkey\": %" PRIu32 ", \"iova\": %" PRIu64 ", \"length\": %zu, "
 			"\"access\": ", sep, i, o->cfg->mr[i].pd, mr->lkey, mr->rkey,
-			to_mmr(mr)->iova, mr->length);
-		access_json(f, to_mmr(mr)->access);
+			mi.iova, mr->length);
+		access_json(f, mi.access);
 		fprintf(f, ", \"bound_windows\": %" PRIu32 ", \"counters\": ",
-			to_mmr(mr)->bound_mws);
+			mi.bound_mws);
 		counters_json(f, live(o, mr->rkey));
 		fputc('}', f);
 		sep = ",";
@@ -136,22 +137,21 @@ dump_mws(FILE *f, const struct app_objects *o)
 
 	fprintf(f, "  \"mws\": [");
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
-		const struct mwp_mw *mw;
+		struct mwp_mw_info mw;
 		const struct mwp_binding *b;
 
-		if (o->mw[i] == NULL)
+		if (o->mw[i] == NULL || mwp_mw_query_info(o->mw[i], &mw) != 0)
 			continue;
-		mw = to_mmw(o->mw[i]);
-		b = mw->state == MWP_MW_VALID ? live(o, mw->cur_rkey) : NULL;
+		b = mw.valid ? live(o, mw.rkey) : NULL;
 		fprintf(f, "%s\n    {\"index\": %u, \"pd\": %u, \"type\": %u, \"rkey\": %"
 			PRIu32 ", \"state\": \"%s\", \"bound\": ", sep, i,
 			o->cfg->mw[i].pd, o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2,
-			mw->cur_rkey, mw->state == MWP_MW_VALID ? "valid" : "free");
+			mw.rkey, mw.valid ? "valid" : "free");
 		if (b == NULL) {
 			fprintf(f, "null");
 		} else {
 			fprintf(f, "{\"mr\": %d, \"va\": %" PRIu64 ", \"length\": %" PRIu64
-				", \"zero_based\": %s, \"qp\": ", config_mr_index(o, mw->mr),
+				", \"zero_based\": %s, \"qp\": ", config_mr_index(o, mw.mr),
 				b->va, b->length, b->zero_based ? "true" : "false");
 			if (b->kind == MWP_KEY_MW2)
 				fprintf(f, "%" PRIu32, b->qpn);
@@ -177,9 +177,11 @@ dump_qps(FILE *f, const struct app_objects *o)
 	fprintf(f, "  \"qps\": [");
 	for (unsigned int i = 0; i < o->nb_qps; i++) {
 		const struct app_qp *c = &o->cfg->qp[i];
-		const struct mwp_qp *qp = to_mqp(o->qp[i]);
-		const struct mwp_qp_stats *s = &qp->resp.st;
+		struct mwp_qp_info qi;
+		const struct mwp_qp_stats *s = &qi.resp;
 
+		if (mwp_qp_query_info(o->qp[i], &qi) != 0)
+			continue;
 		fprintf(f, "%s\n    {\"qpn\": %" PRIu32 ", \"type\": \"%s\", \"state\": \"%s\", "
 			"\"port\": %u, \"pd\": %u, \"cq\": %u, \"remote_qpn\": %" PRIu32
 			", \"rq_psn\": %" PRIu32 ", \"sq_psn\": %" PRIu32 ", \"msn\": %" PRIu32
@@ -191,8 +193,8 @@ dump_qps(FILE *f, const struct app_objects *o)
 			", \"acks_rx\": %" PRIu64 ", \"drops\": %" PRIu64
 			", \"denied\": {",
 			sep, c->qpn, c->uc ? "uc" : "rc", app_qp_state_name(o->qp[i]->state),
-			c->port, c->pd, c->cq, qp->dest_qpn, qp->resp.epsn, qp->sq_psn,
-			qp->resp.msn, s->rx_pkts, s->rx_bytes, s->acks, s->naks[0],
+			c->port, c->pd, c->cq, qi.dest_qpn, qi.expected_psn, qi.sq_psn,
+			qi.msn, s->rx_pkts, s->rx_bytes, s->acks, s->naks[0],
 			s->naks[1], s->naks[2], s->naks[3], s->rnr_naks, s->duplicates,
 			s->read_resps, s->atomics, s->acks_rx, s->drops);
 		for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
@@ -200,8 +202,8 @@ dump_qps(FILE *f, const struct app_objects *o)
 				mwp_deny_name(d), s->denied[d]);
 		/* the requester: its PSNs and counters */
 		fprintf(f, "}}, \"requester\": {\"next_psn\": %" PRIu32
-			", \"unacked_psn\": %" PRIu32, qp->req.psn, qp->req.una);
-#define _(n, t) fprintf(f, ", \"" #n "\": %" PRIu64, qp->req.st.n);
+			", \"unacked_psn\": %" PRIu32, qi.req_next_psn, qi.req_unacked_psn);
+#define _(n, t) fprintf(f, ", \"" #n "\": %" PRIu64, qi.req.n);
 		MWP_FOREACH_REQ_STAT(_)
 #undef _
 		fprintf(f, "}}");
@@ -274,7 +276,7 @@ write_objects(const char *dir, const struct app_objects *o)
 		if (o->cq[i] != NULL) {
 			fprintf(f, "%s{\"index\": %u, \"depth\": %d, \"completions\": %zu, "
 				"\"overruns\": %" PRIu64 "}", sep, i, o->cq[i]->cqe,
-				o->log[i].n, to_mcq(o->cq[i])->overruns);
+				o->log[i].n, mwp_cq_overruns(o->cq[i]));
 			sep = ", ";
 		}
 	fprintf(f, "],\n");

@@ -24,7 +24,6 @@
 #include "telemetry.h"
 #include "objects.h"
 #include "mwp_pmd.h"
-#include "mwp_priv.h"
 #include "options.h"
 #include "summary.h"
 
@@ -137,10 +136,12 @@ steer(struct app_run *run, const struct app_objects *objs, unsigned int lpp)
 		unsigned int n = 0;
 
 		for (unsigned int i = 0; i < objs->nb_qps; i++) {
+			struct mwp_qp_info qi;
 			unsigned int eng;
 			uint16_t q;
 
-			if (to_mqp(objs->qp[i])->port != run->ports[pid] ||
+			if (mwp_qp_query_info(objs->qp[i], &qi) != 0 ||
+			    qi.port != run->ports[pid] ||
 			    mwp_qp_owner(objs->qp[i], &eng, &q) != 0)
 				continue;
 			qpns[n] = objs->qp[i]->qp_num;

@@ -8,7 +8,6 @@
 
 #include <rte_cycles.h>
 
-#include "mwp_priv.h"
 #include "objects.h"
 
 static enum ibv_mtu
@@ -497,9 +496,11 @@ app_objects_print(FILE *out, const struct app_objects *o)
 		mwp_keys_count(mwp_device_keys(o->ctx)), o->wr_posted, o->wr_ok,
 		o->wr_failed, unposted, o->recv_ok, o->recv_failed, o->recv_flushed);
 	for (unsigned int i = 0; i < o->nb_qps; i++) {
-		const struct mwp_qp *qp = to_mqp(o->qp[i]);
-		const struct mwp_qp_stats *s = &qp->resp.st;
+		struct mwp_qp_info qi;
+		const struct mwp_qp_stats *s = &qi.resp;
 
+		if (mwp_qp_query_info(o->qp[i], &qi) != 0)
+			continue;
 		fprintf(out, "  qp %#x %s %s: in %" PRIu64 " acks %" PRIu64
 			" naks %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
 			" (0x60/61/62/63) rnr %" PRIu64 " dups %" PRIu64
@@ -508,8 +509,8 @@ app_objects_print(FILE *out, const struct app_objects *o)
 			app_qp_state_name(o->qp[i]->state), s->rx_pkts, s->acks,
 			s->naks[0], s->naks[1], s->naks[2], s->naks[3], s->rnr_naks,
 			s->duplicates, s->read_resps, s->atomics);
-		if (qp->req.st.pkts != 0) {
-			const struct mwp_req_stats *r = &qp->req.st;
+		if (qi.req.pkts != 0) {
+			const struct mwp_req_stats *r = &qi.req;
 
 			fprintf(out, "    requester: sent %" PRIu64 " (+%" PRIu64 " again), "
 				"answers %" PRIu64 ", naks seq %" PRIu64 " rnr %" PRIu64

@@ -21,7 +21,7 @@
 
 #include <rte_telemetry.h>
 
-#include "mwp_priv.h"
+#include "mwpath.h"
 #include "telemetry.h"
 
 static const struct app_run *t_run;
@@ -104,13 +104,14 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 static void
 qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 {
-	const struct mwp_qp *qp = to_mqp(ibqp);
-	const struct mwp_qp_stats *s = &qp->resp.st;
+	struct mwp_qp_info qi;
+	const struct mwp_qp_stats *s = &qi.resp;
 	char name[64];
-
 	unsigned int lcore;
 	uint16_t queue;
 
+	if (mwp_qp_query_info(ibqp, &qi) != 0)
+		return;
 	rte_tel_data_add_dict_u64(d, "qpn", ibqp->qp_num);
 	rte_tel_data_add_dict_string(d, "type", ibqp->qp_type == IBV_QPT_RC ? "rc" : "uc");
 	/* the polling lcore that owns it, and the queue it answers on */
@@ -119,9 +120,9 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 		rte_tel_data_add_dict_u64(d, "queue", queue);
 	}
 	rte_tel_data_add_dict_string(d, "state", app_qp_state_name(ibqp->state));
-	rte_tel_data_add_dict_u64(d, "expected_psn", qp->resp.epsn);
-	rte_tel_data_add_dict_u64(d, "msn", qp->resp.msn);
-	rte_tel_data_add_dict_u64(d, "sq_psn", qp->sq_psn);
+	rte_tel_data_add_dict_u64(d, "expected_psn", qi.expected_psn);
+	rte_tel_data_add_dict_u64(d, "msn", qi.msn);
+	rte_tel_data_add_dict_u64(d, "sq_psn", qi.sq_psn);
 	rte_tel_data_add_dict_u64(d, "rx_pkts", s->rx_pkts);
 	rte_tel_data_add_dict_u64(d, "rx_bytes", s->rx_bytes);
 	rte_tel_data_add_dict_u64(d, "acks", s->acks);
@@ -135,9 +136,9 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 	rte_tel_data_add_dict_u64(d, "atomics", s->atomics);
 	rte_tel_data_add_dict_u64(d, "acks_rx", s->acks_rx);
 	rte_tel_data_add_dict_u64(d, "drops", s->drops);
-	rte_tel_data_add_dict_u64(d, "req_next_psn", qp->req.psn);
-	rte_tel_data_add_dict_u64(d, "req_unacked_psn", qp->req.una);
-#define _(n, t) rte_tel_data_add_dict_u64(d, "req_" #n, qp->req.st.n);
+	rte_tel_data_add_dict_u64(d, "req_next_psn", qi.req_next_psn);
+	rte_tel_data_add_dict_u64(d, "req_unacked_psn", qi.req_unacked_psn);
+#define _(n, t) rte_tel_data_add_dict_u64(d, "req_" #n, qi.req.n);
 	MWP_FOREACH_REQ_STAT(_)
 #undef _
 	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {

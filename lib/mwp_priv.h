@@ -18,6 +18,7 @@
 #include <rte_ring.h>
 
 #include "mwp_access.h"
+#include "mwp_query.h"
 #include "mwp_verbs.h"
 #include "rkey_tbl.h"
 #include "roce_build.h"
@@ -221,21 +222,6 @@ struct mwp_rd {
 	uint64_t checked_gen;
 };
 
-/* Per-QP responder counters, written by the owning lcore only. */
-struct mwp_qp_stats {
-	uint64_t rx_pkts;
-	uint64_t rx_bytes;
-	uint64_t acks;
-	uint64_t naks[4];	/* 0x60 .. 0x63 */
-	uint64_t rnr_naks;
-	uint64_t duplicates;
-	uint64_t read_resps;
-	uint64_t atomics;
-	uint64_t acks_rx;	/* ACKs/NAKs for our own requests */
-	uint64_t drops;
-	uint64_t denied[MWP_DENY__MAX];
-};
-
 /* The responder side of a QP (memory-windows.md section 3; IBA 9.7). */
 struct mwp_resp {
 	uint32_t epsn;		/* expected PSN */
@@ -281,30 +267,6 @@ mwp_resp_waiting(const struct mwp_resp *r)
 {
 	return r->rd_count != 0 && (!r->err || r->err_queued);
 }
-
-/* Requester counters (the owning engine's): _(name, text). */
-#define MWP_FOREACH_REQ_STAT(_)						\
-	_(pkts,          "request packets sent the first time")		\
-	_(bytes,         "payload bytes in them")			\
-	_(retrans,       "request packets sent again")			\
-	_(timeouts,      "local ACK timeouts")				\
-	_(acks,          "ACKs, READ responses, ATOMIC ACKs taken")	\
-	_(seq_naks,      "PSN sequence error NAKs received")		\
-	_(rnr_naks,      "RNR NAKs received")				\
-	_(fatal_naks,    "NAKs 0x61-0x63 (and reserved codes) received") \
-	_(implicit_naks, "responses past a READ/ATOMIC answer never seen") \
-	_(dup_resps,     "responses for PSNs already acknowledged")	\
-	_(ghost_resps,   "responses for PSNs never sent")		\
-	_(bad_resps,     "responses of the wrong opcode or length")	\
-	_(read_bytes,    "READ response bytes placed")			\
-	_(no_mbuf,       "a packet waited: no mbuf")			\
-	_(unresolved,    "a send waited for the peer's MAC")
-
-struct mwp_req_stats {
-#define _(n, t) uint64_t n;
-	MWP_FOREACH_REQ_STAT(_)
-#undef _
-};
 
 /* The requester side of an RC/UC QP (IBA 9.7.4, 9.7.5.2, 9.7.6). */
 struct mwp_req {

@@ -19,7 +19,9 @@
  *
  * Thread safety: control verbs (alloc, reg, bind posting, modify, destroy)
  * may be called from any thread; they serialise on a per-device lock that
- * the datapath never takes.  Datapath readers (mwp_keys_lookup_bulk) take
+ * the datapath never waits for (an lcore only tries it, to execute a bind
+ * or invalidation or a SEND with invalidate, and defers that work while a
+ * control thread holds it).  Datapath readers (mwp_keys_lookup_bulk) take
  * no lock but must be registered RCU readers (mwp_reader_register).
  */
 

@@ -16,6 +16,8 @@
  *  - mwp_ctrl.h, mwp_neigh.h: ARP, neighbour discovery, ICMP echo, and the
  *    neighbour table;
  *  - mwp_verbs.h: the verbs face (devices, PDs, MRs, MWs, CQs, QPs);
+ *  - mwp_query.h: a QP's datapath state and counters, a region's and a
+ *    window's description;
  *  - rkey_tbl.h, mwp_access.h: the R_Key table and the access decision;
  *  - mwp_log.h: the library's rte_log type.
  *
@@ -30,6 +32,7 @@
 #include "mwp_log.h"
 #include "mwp_neigh.h"
 #include "mwp_port.h"
+#include "mwp_query.h"
 #include "mwp_stats.h"
 #include "roce_build.h"
 #include "roce_hdr.h"

@@ -138,5 +138,27 @@ class Install(unittest.TestCase):
                              "named in lib/version.map, not exported")
 
 
+class Layering(unittest.TestCase):
+    def test_the_program_includes_only_installed_headers_of_the_library(self):
+        with open(os.path.join(SRC, "lib", "meson.build")) as f:
+            meson = f.read()
+        installed = set(re.findall(r"'(\w+\.h)'",
+                                   meson[meson.index("lib_headers = files("):]))
+        self.assertIn("mwpath.h", installed)
+        self.assertNotIn("mwp_priv.h", installed)
+        # app/ and pmd/ (the program's ethdev and lcore layer) may use
+        # each other's headers; of lib/, only what `meson install` ships
+        own = set(os.listdir(os.path.join(SRC, "app"))) | set(
+            os.listdir(os.path.join(SRC, "pmd")))
+        for part in ("app", "pmd"):
+            for name in sorted(os.listdir(os.path.join(SRC, part))):
+                if not name.endswith((".c", ".h")):
+                    continue
+                with open(os.path.join(SRC, part, name)) as f:
+                    for inc in re.findall(r'^#include "([^"]+)"', f.read(), flags=re.M):
+                        self.assertTrue(inc in own or inc in installed,
+                                        f"{part}/{name} includes {inc}, a private header")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

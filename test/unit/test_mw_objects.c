@@ -239,3 +239,43 @@ Test(objects, pinned_rkey_region)
 	cr_expect_null(resolve(0x1350d));
 	cr_expect_null(resolve(lkey));
 }
+
+/* The query API (mwp_query.h) says what the objects hold. */
+Test(objects, the_query_api_describes_regions_windows_and_qps)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct mwp_mr_info mi;
+	struct mwp_mw_info wi;
+	struct mwp_qp_info qi;
+
+	cr_assert_not_null(w);
+	cr_assert_eq(mwp_mr_query_info(mr, &mi), 0);
+	cr_expect_eq(mi.iova, (uintptr_t)buf);
+	cr_expect_eq(mi.access, ALL_ACCESS);
+	cr_expect_eq(mi.bound_mws, 0);
+	cr_assert_eq(mwp_mw_query_info(w, &wi), 0);
+	cr_expect_not(wi.valid);
+	cr_expect_null(wi.mr);
+
+	cr_assert_eq(post_bind2(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 0x42,
+				9), 0);
+	expect_wc(9, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	cr_assert_eq(mwp_mw_query_info(w, &wi), 0);
+	cr_expect(wi.valid);
+	cr_expect_eq(wi.rkey, w->rkey);
+	cr_expect_eq(wi.mr, mr);
+	cr_assert_eq(mwp_mr_query_info(mr, &mi), 0);
+	cr_expect_eq(mi.bound_mws, 1);
+
+	cr_assert_eq(mwp_qp_query_info(qp, &qi), 0);
+	cr_expect_eq(qi.dest_qpn, to_mqp(qp)->dest_qpn);
+	cr_expect_eq(qi.expected_psn, to_mqp(qp)->resp.epsn);
+	cr_expect_eq(qi.sq_psn, to_mqp(qp)->sq_psn);
+	cr_expect_eq(qi.resp.rx_pkts, 0);
+	cr_expect_eq(qi.req.pkts, 0);
+	cr_expect_eq(mwp_cq_overruns(cq), 0);
+
+	cr_expect_eq(mwp_mr_query_info(NULL, &mi), EINVAL);
+	cr_expect_eq(mwp_mw_query_info(w, NULL), EINVAL);
+	cr_expect_eq(mwp_qp_query_info(NULL, &qi), EINVAL);
+}
