@@ -71,6 +71,22 @@ unsigned int app_objects_pending(const struct app_objects *o);
  * answer), on any QP. */
 unsigned int app_objects_outstanding(const struct app_objects *o);
 
+/** The QP of [qp QPN], or NULL. */
+struct ibv_qp *app_objects_qp(const struct app_objects *o, uint32_t qpn);
+
+/**
+ * The SGE address of byte addr of [mr N] as the configuration names it:
+ * the address itself for a region registered with an iova, else an offset
+ * from the region's start.
+ */
+uint64_t app_mr_sge_addr(const struct app_objects *o, unsigned int mr, uint64_t addr);
+
+/**
+ * Post the start-up work requests (after_rx 0) and run them to completion
+ * (workreqs.c).  Returns 0.
+ */
+int app_workreqs_start(struct app_objects *o);
+
 /** "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR". */
 const char *app_qp_state_name(enum ibv_qp_state s);
 

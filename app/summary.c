@@ -5,6 +5,7 @@
 
 #include <rte_ethdev.h>
 
+#include "objects.h"
 #include "summary.h"
 
 void
@@ -191,4 +192,46 @@ app_print_interval(FILE *out, const struct app_run *run)
 			s.tx_pkts, s.accepted, mwp_stats_dropped(&s));
 	}
 	fflush(out);
+}
+
+void
+app_objects_print(FILE *out, const struct app_objects *o)
+{
+	if (o->ctx == NULL)
+		return;
+	unsigned int unposted = 0;
+
+	for (unsigned int i = 0; i < o->cfg->nb_wrs; i++)
+		unposted += !o->posted[i];
+	fprintf(out, "verbs: %" PRIu32 " live keys; work requests: %u posted, %u ok, "
+		"%u failed, %u never posted (after_rx not reached); receives: %u ok, "
+		"%u failed, %u flushed\n",
+		mwp_keys_count(mwp_device_keys(o->ctx)), o->wr_posted, o->wr_ok,
+		o->wr_failed, unposted, o->recv_ok, o->recv_failed, o->recv_flushed);
+	for (unsigned int i = 0; i < o->nb_qps; i++) {
+		struct mwp_qp_info qi;
+		const struct mwp_qp_stats *s = &qi.resp;
+
+		if (mwp_qp_query_info(o->qp[i], &qi) != 0)
+			continue;
+		fprintf(out, "  qp %#x %s %s: in %" PRIu64 " acks %" PRIu64
+			" naks %" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
+			" (0x60/61/62/63) rnr %" PRIu64 " dups %" PRIu64
+			" read-resps %" PRIu64 " atomics %" PRIu64 "\n",
+			o->qp[i]->qp_num, o->qp[i]->qp_type == IBV_QPT_RC ? "rc" : "uc",
+			app_qp_state_name(o->qp[i]->state), s->rx_pkts, s->acks,
+			s->naks[0], s->naks[1], s->naks[2], s->naks[3], s->rnr_naks,
+			s->duplicates, s->read_resps, s->atomics);
+		if (qi.req.pkts != 0) {
+			const struct mwp_req_stats *r = &qi.req;
+
+			fprintf(out, "    requester: sent %" PRIu64 " (+%" PRIu64 " again), "
+				"answers %" PRIu64 ", naks seq %" PRIu64 " rnr %" PRIu64
+				" fatal %" PRIu64 ", timeouts %" PRIu64 ", implicit %" PRIu64
+				", dup %" PRIu64 " ghost %" PRIu64 " bad %" PRIu64 "\n",
+				r->pkts, r->retrans, r->acks, r->seq_naks, r->rnr_naks,
+				r->fatal_naks, r->timeouts, r->implicit_naks, r->dup_resps,
+				r->ghost_resps, r->bad_resps);
+		}
+	}
 }
