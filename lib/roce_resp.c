@@ -157,11 +157,11 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 	const struct mwp_binding *keyd[MWP_BURST_MAX];
 	const void *keyp[MWP_BURST_MAX];
 	uint32_t sig[MWP_BURST_MAX];
-	uint8_t kix[MWP_BURST_MAX];	/* packet -> its key's lookup slot */
 	struct mwp_icrc_set ics;
 	struct mwp_resp_ctx c;
 	uint64_t bytes = 0;
-	uint16_t nb_keys = 0, alone[MWP_BURST_MAX], nb_alone = 0;
+	uint16_t nb_keys = 0, nb_keyed = 0, alone[MWP_BURST_MAX], nb_alone = 0;
+	uint32_t last_key = 0;
 
 	RTE_BUILD_BUG_ON(MWP_BURST_MAX > RTE_HASH_LOOKUP_BULK_MAX);
 	RTE_ASSERT(n <= MWP_BURST_MAX);
@@ -209,13 +209,11 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 		/* a key the previous request named too (a stream to one
 		 * window) is looked up once */
 		if (rq[i].has_key) {
-			if (nb_keys != 0 &&
-			    rq[i].rkey == *(const uint32_t *)keyp[nb_keys - 1]) {
-				kix[i] = (uint8_t)(nb_keys - 1);
-			} else {
-				kix[i] = (uint8_t)nb_keys;
+			nb_keyed++;
+			if (rq[i].rkey != last_key || nb_keys == 0) {
+				last_key = rq[i].rkey;
 				keyp[nb_keys] = &rq[i].rkey;
-				sig[nb_keys++] = mwp_keys_sig(rq[i].rkey);
+				sig[nb_keys++] = mwp_keys_sig(last_key);
 			}
 		}
 	}
@@ -233,11 +231,29 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 	if (nb_keys != 0 && port->keys != NULL) {
 		uint64_t hits = mwp_keys_lookup_bulk(port->keys, keyp, sig, nb_keys, keyd);
 
-		for (uint16_t i = 0; i < n; i++)
-			if (rq[i].has_key && ((hits >> kix[i]) & 1)) {
-				rq[i].b = keyd[kix[i]];
-				prefetch_target(rq[i].b, rq[i].va, p[i].mask);
-			}
+		if (likely(nb_keys == nb_keyed)) {
+			/* one lookup slot per request */
+			for (uint16_t i = 0, k = 0; i < n; i++)
+				if (rq[i].has_key) {
+					if ((hits >> k) & 1) {
+						rq[i].b = keyd[k];
+						prefetch_target(rq[i].b, rq[i].va, p[i].mask);
+					}
+					k++;
+				}
+		} else {
+			/* runs of one key share a slot, as they were made */
+			for (uint16_t i = 0, k = 0; i < n; i++)
+				if (rq[i].has_key) {
+					if (keyp[k] != &rq[i].rkey &&
+					    rq[i].rkey != *(const uint32_t *)keyp[k])
+						k++;
+					if ((hits >> k) & 1) {
+						rq[i].b = keyd[k];
+						prefetch_target(rq[i].b, rq[i].va, p[i].mask);
+					}
+				}
+		}
 	}
 	mwp_resp_run(&c, pkts, p, why, rq, n);
 	/* one coalesced ACK per QP that accepted requests in this burst */

@@ -219,30 +219,37 @@ rd_push(struct mwp_resp *r)
  * while READ responses wait for room, queued behind them, so that answers
  * leave in PSN order (IBA 9.5: responses are returned in the order the
  * requests were received).  True if queued. */
-static bool
+/* answer()'s rare half: queue it behind the answers waiting.  False if
+ * 16 entries wait already: then it goes first (the requester retries
+ * what it did not see answered). */
+static __rte_noinline bool
+answer_queue(struct mwp_qp *qp, uint8_t opcode, uint8_t syn, uint32_t psn,
+	     uint64_t orig)
+{
+	struct mwp_resp *r = &qp->resp;
+	struct mwp_rd *rd = rd_push(r);
+
+	if (rd == NULL)
+		return false;
+	rd->kind = MWP_RD_ANSWER;
+	rd->opcode = opcode;
+	rd->syn = syn;
+	rd->psn = psn;
+	rd->msn = r->msn;
+	rd->va = orig;
+	rd->left = 0;
+	return true;
+}
+
+static inline bool
 answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
        uint32_t psn, uint64_t orig)
 {
-	struct mwp_resp *r = &qp->resp;
-	struct mwp_rd *rd;
-
-	if (mwp_resp_waiting(r)) {
-		rd = rd_push(r);
-		if (rd != NULL) {
-			rd->kind = MWP_RD_ANSWER;
-			rd->opcode = opcode;
-			rd->syn = syn;
-			rd->psn = psn;
-			rd->msn = r->msn;
-			rd->va = orig;
-			rd->left = 0;
-			return true;
-		}
-		/* 16 entries waiting: this one goes first (the requester
-		 * retries what it did not see answered) */
-	}
+	if (unlikely(mwp_resp_waiting(&qp->resp)) &&
+	    answer_queue(qp, opcode, syn, psn, orig))
+		return true;
 	mwp_resp_flush_ack(c, qp);
-	send_answer(c, qp, opcode, syn, psn, r->msn, orig);
+	send_answer(c, qp, opcode, syn, psn, qp->resp.msn, orig);
 	return false;
 }
 
