@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Memory windows: allocation, Type 1 binds posted by ibv_bind_mw, the
- * DET-style bind, and deallocation.  Type 2 binds and LOCAL_INV are posted
- * with ibv_post_send (mwp_qp.c); all of them execute in mwp_sq.c.
+ * DET-style bind, deallocation, and the rules every bind and LOCAL_INV
+ * executes by (memory-windows.md sections 2 and 4) when its send queue
+ * reaches it (mwp_sq.c); remote invalidation (the responder's).  Type 2
+ * binds and LOCAL_INV are posted with ibv_post_send (mwp_qp.c).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -201,4 +203,112 @@ mwp_mw_remote_invalidate_locked(struct mwp_qp *qp, uint32_t rkey)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+/* ---- BIND_MW (memory-windows.md section 2) ---- */
+
+enum ibv_wc_status
+mwp_mw_bind_exec(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
+{
+	struct mwp_dev *d = qp->dev;
+	struct mwp_mw *mw = mwp_mw_by_key(d, w->bind.mw_index << 8);
+	struct mwp_mr *mr = NULL;
+	const uint64_t addr = w->bind.addr, len = w->bind.length;
+	const uint32_t qp_pd = qp->ibqp.pd->handle;
+	const bool zb = w->bind.access & IBV_ACCESS_ZERO_BASED;
+	struct mwp_binding *b;
+	bool type2;
+
+	*revoked = 0;
+	if (mw == NULL)
+		return IBV_WC_MW_BIND_ERR;
+	type2 = mw->ibmw.type == IBV_MW_TYPE_2;
+	/* Type 1: the window's current key must be the one the consumer
+	 * held (ibv_bind_mw advanced mw->rkey from it).  Type 2: the key is
+	 * the consumer's to keep (mw->rkey is left alone, as rdma-core's
+	 * providers do), and the window must be FREE below. */
+	if (!type2 && mw->cur_rkey != w->bind.mw_rkey)
+		return IBV_WC_MW_BIND_ERR;
+	/* The region's lkey must be current. */
+	if (w->bind.mr_lkey != 0) {
+		mr = mwp_mr_by_key(d, w->bind.mr_lkey);
+		if (mr == NULL)
+			return IBV_WC_MW_BIND_ERR;
+	}
+	if (type2) {
+		if (mw->state == MWP_MW_VALID)		/* o10-37.2.30 */
+			return IBV_WC_MW_BIND_ERR;
+		if (len == 0 || mr == NULL)		/* o10-37.2.40 */
+			return IBV_WC_MW_BIND_ERR;
+	}
+	/* C10-72: the window's, the region's and the QP's PD are one. */
+	if (mw->ibmw.pd->handle != qp_pd ||
+	    (mr != NULL && mr->ibmr.pd->handle != qp_pd))
+		return IBV_WC_MW_BIND_ERR;
+	if (len != 0) {
+		uint64_t off;
+
+		if (!(mr->access & IBV_ACCESS_MW_BIND))	/* C10-73 */
+			return IBV_WC_MW_BIND_ERR;
+		if ((w->bind.access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+		    !(mr->access & IBV_ACCESS_LOCAL_WRITE))	/* C10-74 */
+			return IBV_WC_MW_BIND_ERR;
+		/* [addr, addr + len) inside the region; for a zero-based
+		 * window its start address too */
+		if (!mwp_mr_range(mr, addr, len, &off))
+			return IBV_WC_MW_BIND_ERR;
+
+		b = mwp_binding_alloc(d->keys);
+		if (b == NULL)
+			return IBV_WC_MW_BIND_ERR;
+		b->rkey = w->bind.new_rkey;
+		b->kind = type2 ? MWP_KEY_MW2 : MWP_KEY_MW1;
+		b->zero_based = zb;
+		b->access = w->bind.access & (IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+		b->pd = qp_pd;
+		b->qpn = type2 ? qp->ibqp.qp_num : 0;
+		b->va = zb ? 0 : addr;
+		b->length = len;
+		b->host = (uint8_t *)mr->ibmr.addr + off;
+		b->mr_host = mr->ibmr.addr;
+		b->mr_length = mr->ibmr.length;
+		/* A rebind: the old key dies, then the new one is born. */
+		*revoked = mwp_mw_unbind_locked(d, mw);
+		if (mwp_keys_publish(d->keys, b) != 0) {
+			mwp_binding_free(b);
+			mw->cur_rkey = w->bind.new_rkey;
+			return IBV_WC_MW_BIND_ERR;
+		}
+		mr->bound_mws++;
+		mw->mr = mr;
+		mw->state = MWP_MW_VALID;
+		mw->qpn = b->qpn;
+	} else {
+		/* Type 1, length 0: unbind; the old key stops working. */
+		*revoked = mwp_mw_unbind_locked(d, mw);
+	}
+	mw->cur_rkey = w->bind.new_rkey;
+	return IBV_WC_SUCCESS;
+}
+
+/* ---- LOCAL_INV (section 4) ---- */
+
+enum ibv_wc_status
+mwp_mw_local_inv_exec(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
+{
+	const uint32_t rkey = w->imm_or_inv;
+	struct mwp_mw *mw = mwp_mw_by_key(qp->dev, rkey);
+
+	*revoked = 0;
+	/* Unknown key, a region's key (regions are not invalidated), a
+	 * Type 1 window (o10-37.2.26), a stale key byte, a FREE window. */
+	if (mw == NULL || mw->ibmw.type != IBV_MW_TYPE_2 || mw->cur_rkey != rkey ||
+	    mw->state != MWP_MW_VALID)
+		return IBV_WC_LOC_QP_OP_ERR;
+	/* Bound to another QP: refused, nothing invalidated. */
+	if (mw->qpn != qp->ibqp.qp_num)
+		return IBV_WC_MW_BIND_ERR;
+	*revoked = mwp_mw_unbind_locked(qp->dev, mw);
+	return IBV_WC_SUCCESS;
 }

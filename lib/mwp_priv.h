@@ -378,6 +378,17 @@ int mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc);
 uint32_t mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw);
 
 /*
+ * A BIND_MW (memory-windows.md section 2) or LOCAL_INV (section 4) work
+ * request of qp, executed by the window's rules (mwp_mw.c) when its send
+ * queue reaches it, under the device lock.  *revoked: keys taken out of
+ * the table (0 or 1); the caller completes the WQE after a grace period.
+ */
+enum ibv_wc_status mwp_mw_bind_exec(struct mwp_qp *qp, const struct mwp_wqe *w,
+				    uint32_t *revoked);
+enum ibv_wc_status mwp_mw_local_inv_exec(struct mwp_qp *qp, const struct mwp_wqe *w,
+					 uint32_t *revoked);
+
+/*
  * The QP's send queue (mwp_sq.c).  Everything but mwp_sq_post runs on the
  * thread that runs the QP: its engine's, or mwp_poll's (holding the device
  * lock) when it has none or its engine is stopped.

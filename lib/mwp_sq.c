@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The send queue of a QP: WQEs execute in posting order -- BIND_MW and
- * LOCAL_INV against the key table here, data WQEs by handing them to the
- * requester (roce_req.c) -- and then wait in the QP's window until they
+ * LOCAL_INV by the window's rules (mwp_mw.c), data WQEs by handing them
+ * to the requester (roce_req.c) -- and then wait in the QP's window until they
  * are complete: an invalidation until an RCU grace period has passed, so
  * that a completion the consumer sees means no reader can still use the
  * old key (C10-68); a data WQE until the peer acknowledged it (RC) or it
@@ -73,114 +73,6 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 	}
 	mwp_engine_doorbell(qp);
 	return 0;
-}
-
-/* ---- BIND_MW (memory-windows.md section 2) ---- */
-
-static enum ibv_wc_status
-exec_bind(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
-{
-	struct mwp_dev *d = qp->dev;
-	struct mwp_mw *mw = mwp_mw_by_key(d, w->bind.mw_index << 8);
-	struct mwp_mr *mr = NULL;
-	const uint64_t addr = w->bind.addr, len = w->bind.length;
-	const uint32_t qp_pd = qp->ibqp.pd->handle;
-	const bool zb = w->bind.access & IBV_ACCESS_ZERO_BASED;
-	struct mwp_binding *b;
-	bool type2;
-
-	*revoked = 0;
-	if (mw == NULL)
-		return IBV_WC_MW_BIND_ERR;
-	type2 = mw->ibmw.type == IBV_MW_TYPE_2;
-	/* Type 1: the window's current key must be the one the consumer
-	 * held (ibv_bind_mw advanced mw->rkey from it).  Type 2: the key is
-	 * the consumer's to keep (mw->rkey is left alone, as rdma-core's
-	 * providers do), and the window must be FREE below. */
-	if (!type2 && mw->cur_rkey != w->bind.mw_rkey)
-		return IBV_WC_MW_BIND_ERR;
-	/* The region's lkey must be current. */
-	if (w->bind.mr_lkey != 0) {
-		mr = mwp_mr_by_key(d, w->bind.mr_lkey);
-		if (mr == NULL)
-			return IBV_WC_MW_BIND_ERR;
-	}
-	if (type2) {
-		if (mw->state == MWP_MW_VALID)		/* o10-37.2.30 */
-			return IBV_WC_MW_BIND_ERR;
-		if (len == 0 || mr == NULL)		/* o10-37.2.40 */
-			return IBV_WC_MW_BIND_ERR;
-	}
-	/* C10-72: the window's, the region's and the QP's PD are one. */
-	if (mw->ibmw.pd->handle != qp_pd ||
-	    (mr != NULL && mr->ibmr.pd->handle != qp_pd))
-		return IBV_WC_MW_BIND_ERR;
-	if (len != 0) {
-		uint64_t off;
-
-		if (!(mr->access & IBV_ACCESS_MW_BIND))	/* C10-73 */
-			return IBV_WC_MW_BIND_ERR;
-		if ((w->bind.access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-		    !(mr->access & IBV_ACCESS_LOCAL_WRITE))	/* C10-74 */
-			return IBV_WC_MW_BIND_ERR;
-		/* [addr, addr + len) inside the region; for a zero-based
-		 * window its start address too */
-		if (!mwp_mr_range(mr, addr, len, &off))
-			return IBV_WC_MW_BIND_ERR;
-
-		b = mwp_binding_alloc(d->keys);
-		if (b == NULL)
-			return IBV_WC_MW_BIND_ERR;
-		b->rkey = w->bind.new_rkey;
-		b->kind = type2 ? MWP_KEY_MW2 : MWP_KEY_MW1;
-		b->zero_based = zb;
-		b->access = w->bind.access & (IBV_ACCESS_REMOTE_READ |
-			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
-		b->pd = qp_pd;
-		b->qpn = type2 ? qp->ibqp.qp_num : 0;
-		b->va = zb ? 0 : addr;
-		b->length = len;
-		b->host = (uint8_t *)mr->ibmr.addr + off;
-		b->mr_host = mr->ibmr.addr;
-		b->mr_length = mr->ibmr.length;
-		/* A rebind: the old key dies, then the new one is born. */
-		*revoked = mwp_mw_unbind_locked(d, mw);
-		if (mwp_keys_publish(d->keys, b) != 0) {
-			mwp_binding_free(b);
-			mw->cur_rkey = w->bind.new_rkey;
-			return IBV_WC_MW_BIND_ERR;
-		}
-		mr->bound_mws++;
-		mw->mr = mr;
-		mw->state = MWP_MW_VALID;
-		mw->qpn = b->qpn;
-	} else {
-		/* Type 1, length 0: unbind; the old key stops working. */
-		*revoked = mwp_mw_unbind_locked(d, mw);
-	}
-	mw->cur_rkey = w->bind.new_rkey;
-	return IBV_WC_SUCCESS;
-}
-
-/* ---- LOCAL_INV (section 4) ---- */
-
-static enum ibv_wc_status
-exec_local_inv(struct mwp_qp *qp, const struct mwp_wqe *w, uint32_t *revoked)
-{
-	const uint32_t rkey = w->imm_or_inv;
-	struct mwp_mw *mw = mwp_mw_by_key(qp->dev, rkey);
-
-	*revoked = 0;
-	/* Unknown key, a region's key (regions are not invalidated), a
-	 * Type 1 window (o10-37.2.26), a stale key byte, a FREE window. */
-	if (mw == NULL || mw->ibmw.type != IBV_MW_TYPE_2 || mw->cur_rkey != rkey ||
-	    mw->state != MWP_MW_VALID)
-		return IBV_WC_LOC_QP_OP_ERR;
-	/* Bound to another QP: refused, nothing invalidated. */
-	if (mw->qpn != qp->ibqp.qp_num)
-		return IBV_WC_MW_BIND_ERR;
-	*revoked = mwp_mw_unbind_locked(qp->dev, mw);
-	return IBV_WC_SUCCESS;
 }
 
 /* ---- the window, and completions in order ---- */
@@ -296,10 +188,10 @@ execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 	*failed = false;
 	switch (w->opcode) {
 	case IBV_WR_BIND_MW:
-		st = exec_bind(qp, w, &revoked);
+		st = mwp_mw_bind_exec(qp, w, &revoked);
 		break;
 	case IBV_WR_LOCAL_INV:
-		st = exec_local_inv(qp, w, &revoked);
+		st = mwp_mw_local_inv_exec(qp, w, &revoked);
 		break;
 	default:
 		/* a data WQE needs a wire: a QP on no port keeps it */
