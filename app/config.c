@@ -10,6 +10,7 @@
 #include <rte_cfgfile.h>
 
 #include "config.h"
+#include "config_keys.h"
 
 #define LINE_MAX_LEN 1024
 
@@ -139,6 +140,78 @@ split_section(const char *name, char *kind, size_t kind_len, unsigned long *idx)
 	return 0;
 }
 
+/* ---- [port N] ---- */
+
+#define FAIL(...) do {							\
+		snprintf(err, errlen, __VA_ARGS__);			\
+		return -1;						\
+	} while (0)
+
+static int
+port_mac(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct mwp_port_conf *pc = obj;
+
+	if (rte_ether_unformat_addr(v, &pc->mac) != 0 || rte_is_multicast_ether_addr(&pc->mac))
+		FAIL("'%s' is not a unicast MAC address", v);
+	return 0;
+}
+
+static int
+port_ipv4(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct mwp_port_conf *pc = obj;
+
+	if (inet_pton(AF_INET, v, &pc->ipv4) != 1)
+		FAIL("'%s' is not an IPv4 address", v);
+	pc->has_ipv4 = true;
+	return 0;
+}
+
+static int
+port_ipv6(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct mwp_port_conf *pc = obj;
+
+	if (inet_pton(AF_INET6, v, pc->ipv6) != 1)
+		FAIL("'%s' is not an IPv6 address", v);
+	pc->has_ipv6 = true;
+	return 0;
+}
+
+static int
+port_mtu(const char *v, void *obj, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long mtu = strtoul(v, &end, 10);
+
+	if (*v == '\0' || *end != '\0' || !mwp_mtu_valid(mtu))
+		FAIL("'%s' is not a RoCE path MTU (256, 512, 1024, 2048, 4096)", v);
+	((struct mwp_port_conf *)obj)->mtu = (uint16_t)mtu;
+	return 0;
+}
+
+#undef FAIL
+
+/* Probes are counted in a byte; the neighbour table is searched linearly
+ * (a few hosts on a link, not a data centre). */
+static const struct app_key port_keys[] = {
+	APP_KEY_READER("mac", port_mac),
+	APP_KEY_READER("ipv4", port_ipv4),
+	APP_KEY_READER("ipv6", port_ipv6),
+	APP_KEY_READER("mtu", port_mtu),
+	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_reachable_ms", neigh.reachable_ms, 1,
+			10000000, "a number from 1 to 10000000"),
+	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_probe_ms", neigh.probe_ms, 1, 10000000,
+			"a number from 1 to 10000000"),
+	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_probes", neigh.max_probes, 1, 255,
+			"a number from 1 to 255"),
+	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_size", neigh_size, 1, 4096,
+			"a number from 1 to 4096"),
+	APP_KEY_DECIMAL(struct mwp_port_conf, "ctrl_rate", ctrl_rate, 1, 10000000,
+			"a number from 1 to 10000000"),
+};
+
 static int
 load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	  unsigned long idx)
@@ -163,69 +236,10 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 		app_conf_err(cfg->file, sec, NULL, "more than %zu keys", RTE_DIM(ent));
 		return -1;
 	}
-	for (int i = 0; i < n; i++) {
-		const char *k = ent[i].name, *v = ent[i].value;
-
-		if (strcmp(k, "mac") == 0) {
-			if (rte_ether_unformat_addr(v, &pc->mac) != 0 ||
-			    rte_is_multicast_ether_addr(&pc->mac)) {
-				app_conf_err(cfg->file, sec, k,
-					 "'%s' is not a unicast MAC address", v);
-				return -1;
-			}
-		} else if (strcmp(k, "ipv4") == 0) {
-			if (inet_pton(AF_INET, v, &pc->ipv4) != 1) {
-				app_conf_err(cfg->file, sec, k,
-					 "'%s' is not an IPv4 address", v);
-				return -1;
-			}
-			pc->has_ipv4 = true;
-		} else if (strcmp(k, "ipv6") == 0) {
-			if (inet_pton(AF_INET6, v, pc->ipv6) != 1) {
-				app_conf_err(cfg->file, sec, k,
-					 "'%s' is not an IPv6 address", v);
-				return -1;
-			}
-			pc->has_ipv6 = true;
-		} else if (strcmp(k, "mtu") == 0) {
-			char *end;
-			unsigned long mtu = strtoul(v, &end, 10);
-
-			if (*v == '\0' || *end != '\0' || !mwp_mtu_valid(mtu)) {
-				app_conf_err(cfg->file, sec, k,
-					 "'%s' is not a RoCE path MTU (256, 512, 1024, 2048, 4096)",
-					 v);
-				return -1;
-			}
-			pc->mtu = (uint16_t)mtu;
-		} else if (strcmp(k, "neigh_reachable_ms") == 0 ||
-			   strcmp(k, "neigh_probe_ms") == 0 || strcmp(k, "neigh_probes") == 0 ||
-			   strcmp(k, "neigh_size") == 0 || strcmp(k, "ctrl_rate") == 0) {
-			char *end;
-			unsigned long x = strtoul(v, &end, 10);
-			uint32_t *at = strcmp(k, "neigh_reachable_ms") == 0 ? &pc->neigh.reachable_ms :
-				       strcmp(k, "neigh_probe_ms") == 0 ? &pc->neigh.probe_ms :
-				       strcmp(k, "neigh_probes") == 0 ? &pc->neigh.max_probes :
-				       strcmp(k, "neigh_size") == 0 ? &pc->neigh_size : &pc->ctrl_rate;
-
-			/* probes are counted in a byte; the table is searched
-			 * linearly (a few hosts on a link, not a data centre) */
-			unsigned long max = strcmp(k, "neigh_probes") == 0 ? 255 :
-					    strcmp(k, "neigh_size") == 0 ? 4096 : 10000000;
-
-			if (*v == '\0' || *v == '-' || *end != '\0' || x == 0 || x > max) {
-				app_conf_err(cfg->file, sec, k,
-					 "'%s' is not a number from 1 to %lu", v, max);
-				return -1;
-			}
-			*at = (uint32_t)x;
-		} else {
-			app_conf_err(cfg->file, sec, k,
-				 "unknown key (known: mac, ipv4, ipv6, mtu, neigh_reachable_ms, "
-				 "neigh_probe_ms, neigh_probes, neigh_size, ctrl_rate)");
+	for (int i = 0; i < n; i++)
+		if (app_key_apply(port_keys, RTE_DIM(port_keys), cfg->file, sec, ent[i].name,
+				  ent[i].value, pc) != 0)
 			return -1;
-		}
-	}
 	return 0;
 }
 

@@ -12,22 +12,9 @@
 #include <string.h>
 
 #include "config.h"
+#include "config_keys.h"
 
 #define MAX_KEYS 24
-
-static int
-num(const char *v, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long x;
-
-	errno = 0;
-	x = strtoull(v, &end, 0);
-	if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || x > max)
-		return -1;
-	*out = x;
-	return 0;
-}
 
 const struct app_access_name app_access_names[APP_ACCESS_NAMES] = {
 	{ "local_write", IBV_ACCESS_LOCAL_WRITE },
@@ -78,13 +65,11 @@ access_list(const char *v, bool zero_based_ok, unsigned int *out)
 	return 0;
 }
 
-/* Call fn(cfg, sec, key, value) for each entry; stop at the first error. */
-typedef int (*entry_fn)(struct app_config *cfg, const char *sec, const char *k,
-			const char *v, void *obj);
-
+/* Apply each entry of sec to obj by the section's key table; stop at the
+ * first error. */
 static int
 each_entry(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
-	   entry_fn fn, void *obj)
+	   const struct app_key *keys, size_t nb_keys, void *obj)
 {
 	struct rte_cfgfile_entry ent[MAX_KEYS];
 	int n = rte_cfgfile_section_entries(cf, sec, ent, RTE_DIM(ent));
@@ -94,174 +79,110 @@ each_entry(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 		return -1;
 	}
 	for (int i = 0; i < n; i++)
-		if (fn(cfg, sec, ent[i].name, ent[i].value, obj) != 0)
+		if (app_key_apply(keys, nb_keys, cfg->file, sec, ent[i].name, ent[i].value,
+				  obj) != 0)
 			return -1;
 	return 0;
 }
+/* ---- readers of the values that are not plain numbers ---- */
 
-#define BAD(fmt, ...) do {						\
-		app_conf_err(cfg->file, sec, k, fmt, ##__VA_ARGS__);	\
+#define FAIL(...) do {							\
+		snprintf(err, errlen, __VA_ARGS__);			\
 		return -1;						\
 	} while (0)
 
 static int
-mr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
-	 void *obj)
+mr_access(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (access_list(v, false, &((struct app_mr *)obj)->access))
+		FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
+		     "remote_atomic, mw_bind", v);
+	return 0;
+}
+
+static int
+mr_fill(const char *v, void *obj, char *err, size_t errlen)
 {
 	struct app_mr *mr = obj;
-	uint64_t x;
 
-	if (strcmp(k, "pd") == 0) {
-		if (num(v, APP_MAX_OBJ - 1, &x))
-			BAD("'%s' is not a PD number", v);
-		mr->pd = (unsigned int)x;
-	} else if (strcmp(k, "length") == 0) {
-		if (num(v, UINT32_MAX, &x) || x == 0)
-			BAD("'%s' is not a length from 1 to 2^32 - 1", v);
-		mr->length = x;
-	} else if (strcmp(k, "access") == 0) {
-		if (access_list(v, false, &mr->access))
-			BAD("'%s' is not a list of local_write, remote_write, remote_read, remote_atomic, mw_bind", v);
-	} else if (strcmp(k, "iova") == 0) {
-		if (num(v, UINT64_MAX, &mr->iova))
-			BAD("'%s' is not an address", v);
-		mr->has_iova = true;
-	} else if (strcmp(k, "fill") == 0) {
-		mr->pattern = strcmp(v, "pattern") == 0;
-		mr->random = strncmp(v, "random:", 7) == 0;
-		if (mr->random ? num(v + 7, UINT64_MAX, &mr->seed) != 0 :
-		    !mr->pattern && strcmp(v, "zero") != 0)
-			BAD("'%s' is not zero, pattern or random:SEED", v);
-	} else if (strcmp(k, "rkey") == 0) {
-		if (num(v, UINT32_MAX, &x))
-			BAD("'%s' is not a 32-bit R_Key", v);
-		mr->rkey = (uint32_t)x;
-		mr->has_rkey = true;
-	} else {
-		BAD("unknown key (known: pd, length, access, iova, fill, rkey)");
-	}
+	mr->pattern = strcmp(v, "pattern") == 0;
+	mr->random = strncmp(v, "random:", 7) == 0;
+	if (mr->random ? app_key_num(v + 7, UINT64_MAX, &mr->seed) != 0 :
+	    !mr->pattern && strcmp(v, "zero") != 0)
+		FAIL("'%s' is not zero, pattern or random:SEED", v);
 	return 0;
 }
 
 static int
-mw_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
-	 void *obj)
+qp_type(const char *v, void *obj, char *err, size_t errlen)
 {
-	struct app_mw *mw = obj;
-	uint64_t x;
-
-	if (strcmp(k, "pd") == 0) {
-		if (num(v, APP_MAX_OBJ - 1, &x))
-			BAD("'%s' is not a PD number", v);
-		mw->pd = (unsigned int)x;
-	} else if (strcmp(k, "type") == 0) {
-		if (num(v, 2, &x) || x == 0)
-			BAD("'%s' is not 1 or 2", v);
-		mw->type = (unsigned int)x;
-	} else {
-		BAD("unknown key (known: pd, type)");
-	}
+	if (strcmp(v, "rc") != 0 && strcmp(v, "uc") != 0)
+		FAIL("'%s' is not rc or uc", v);
+	((struct app_qp *)obj)->uc = strcmp(v, "uc") == 0;
 	return 0;
 }
 
 static int
-cq_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
-	 void *obj)
-{
-	struct app_cq *cq = obj;
-	uint64_t x;
-
-	if (strcmp(k, "depth") != 0)
-		BAD("unknown key (known: depth)");
-	if (num(v, 1 << 20, &x) || x == 0)
-		BAD("'%s' is not a depth from 1 to 1048576", v);
-	cq->depth = (unsigned int)x;
-	return 0;
-}
-
-static int
-qp_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
-	 void *obj)
+qp_access(const char *v, void *obj, char *err, size_t errlen)
 {
 	struct app_qp *qp = obj;
-	uint64_t x;
 
-	if (strcmp(k, "pd") == 0 || strcmp(k, "cq") == 0) {
-		if (num(v, APP_MAX_OBJ - 1, &x))
-			BAD("'%s' is not a %s number", v, k);
-		*(strcmp(k, "pd") == 0 ? &qp->pd : &qp->cq) = (unsigned int)x;
-	} else if (strcmp(k, "port") == 0) {
-		if (num(v, RTE_MAX_ETHPORTS - 1, &x))
-			BAD("'%s' is not a port number", v);
-		qp->port = (unsigned int)x;
-	} else if (strcmp(k, "type") == 0) {
-		if (strcmp(v, "rc") != 0 && strcmp(v, "uc") != 0)
-			BAD("'%s' is not rc or uc", v);
-		qp->uc = strcmp(v, "uc") == 0;
-	} else if (strcmp(k, "access") == 0) {
-		if (access_list(v, false, &qp->access) ||
-		    (qp->access & IBV_ACCESS_MW_BIND))
-			BAD("'%s' is not a list of local_write, remote_write, remote_read, remote_atomic", v);
-	} else if (strcmp(k, "remote_qpn") == 0) {
-		if (num(v, 0xffffff, &x))
-			BAD("'%s' is not a 24-bit QP number", v);
-		qp->remote_qpn = (uint32_t)x;
-	} else if (strcmp(k, "remote_ipv4") == 0) {
-		memset(qp->remote_gid, 0, 10);
-		qp->remote_gid[10] = qp->remote_gid[11] = 0xff;
-		if (inet_pton(AF_INET, v, qp->remote_gid + 12) != 1)
-			BAD("'%s' is not an IPv4 address", v);
-		qp->has_remote = true;
-	} else if (strcmp(k, "remote_ipv6") == 0) {
-		if (inet_pton(AF_INET6, v, qp->remote_gid) != 1)
-			BAD("'%s' is not an IPv6 address", v);
-		qp->has_remote = true;
-	} else if (strcmp(k, "remote_mac") == 0) {
-		/* answers go where requests come from; our own requests
-		 * go here instead of where ARP/ND says */
-		if (rte_ether_unformat_addr(v, &qp->remote_mac) != 0 ||
-		    !rte_is_unicast_ether_addr(&qp->remote_mac))
-			BAD("'%s' is not a unicast MAC address", v);
-		qp->has_remote_mac = true;
-	} else if (strcmp(k, "rq_psn") == 0 || strcmp(k, "sq_psn") == 0) {
-		if (num(v, 0xffffff, &x))
-			BAD("'%s' is not a 24-bit PSN", v);
-		*(k[0] == 'r' ? &qp->rq_psn : &qp->sq_psn) = (uint32_t)x;
-	} else if (strcmp(k, "max_dest_rd_atomic") == 0) {
-		if (num(v, 255, &x))
-			BAD("'%s' is not a number from 0 to 255", v);
-		qp->max_dest_rd_atomic = (unsigned int)x;
-	} else if (strcmp(k, "min_rnr_timer") == 0) {
-		if (num(v, 31, &x))
-			BAD("'%s' is not an RNR timer code from 0 to 31", v);
-		qp->min_rnr_timer = (unsigned int)x;
-	} else if (strcmp(k, "timeout") == 0) {
-		if (num(v, 31, &x))
-			BAD("'%s' is not a local ACK timeout code from 0 to 31 "
-			    "(4.096 us << code; 0: none)", v);
-		qp->timeout = (unsigned int)x;
-	} else if (strcmp(k, "retry_cnt") == 0 || strcmp(k, "rnr_retry") == 0) {
-		if (num(v, 7, &x))
-			BAD("'%s' is not a retry count from 0 to 7", v);
-		*(k[1] == 'e' ? &qp->retry_cnt : &qp->rnr_retry) = (unsigned int)x;
-	} else if (strcmp(k, "max_rd_atomic") == 0) {
-		if (num(v, 255, &x) || x == 0)
-			BAD("'%s' is not a number from 1 to 255", v);
-		qp->max_rd_atomic = (unsigned int)x;
-	} else if (strcmp(k, "recv") == 0) {
-		unsigned int count, size;
-		char tail;
+	if (access_list(v, false, &qp->access) || (qp->access & IBV_ACCESS_MW_BIND))
+		FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
+		     "remote_atomic", v);
+	return 0;
+}
 
-		if (sscanf(v, "%ux%u%c", &count, &size, &tail) != 2 || count == 0 ||
-		    count > 4096 || size == 0 || size > (1u << 20))
-			BAD("'%s' is not COUNTxSIZE (e.g. 8x4096)", v);
-		qp->recv_count = count;
-		qp->recv_size = size;
-	} else {
-		BAD("unknown key (known: pd, type, cq, port, access, remote_qpn, remote_mac, "
-		    "remote_ipv4, remote_ipv6, rq_psn, sq_psn, max_dest_rd_atomic, min_rnr_timer, "
-		    "timeout, retry_cnt, rnr_retry, max_rd_atomic, recv)");
-	}
+static int
+qp_remote_ipv4(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct app_qp *qp = obj;
+
+	memset(qp->remote_gid, 0, 10);
+	qp->remote_gid[10] = qp->remote_gid[11] = 0xff;
+	if (inet_pton(AF_INET, v, qp->remote_gid + 12) != 1)
+		FAIL("'%s' is not an IPv4 address", v);
+	qp->has_remote = true;
+	return 0;
+}
+
+static int
+qp_remote_ipv6(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct app_qp *qp = obj;
+
+	if (inet_pton(AF_INET6, v, qp->remote_gid) != 1)
+		FAIL("'%s' is not an IPv6 address", v);
+	qp->has_remote = true;
+	return 0;
+}
+
+/* answers go where requests come from; our own requests go here instead
+ * of where ARP/ND says */
+static int
+qp_remote_mac(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct app_qp *qp = obj;
+
+	if (rte_ether_unformat_addr(v, &qp->remote_mac) != 0 ||
+	    !rte_is_unicast_ether_addr(&qp->remote_mac))
+		FAIL("'%s' is not a unicast MAC address", v);
+	qp->has_remote_mac = true;
+	return 0;
+}
+
+static int
+qp_recv(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct app_qp *qp = obj;
+	unsigned int count, size;
+	char tail;
+
+	if (sscanf(v, "%ux%u%c", &count, &size, &tail) != 2 || count == 0 ||
+	    count > 4096 || size == 0 || size > (1u << 20))
+		FAIL("'%s' is not COUNTxSIZE (e.g. 8x4096)", v);
+	qp->recv_count = count;
+	qp->recv_size = size;
 	return 0;
 }
 
@@ -278,6 +199,52 @@ const struct app_wr_op_info app_wr_ops[APP_WR__MAX] = {
 	[APP_WR_FETCH_ADD] = { "fetch_add", IBV_WR_ATOMIC_FETCH_AND_ADD, true, true, true },
 	[APP_WR_CMP_SWAP] = { "cmp_swap", IBV_WR_ATOMIC_CMP_AND_SWP, true, true, true },
 };
+
+static int
+wr_opcode(const char *v, void *obj, char *err, size_t errlen)
+{
+	unsigned int i;
+
+	for (i = 0; i < APP_WR__MAX; i++)
+		if (strcmp(v, app_wr_ops[i].name) == 0)
+			break;
+	if (i == APP_WR__MAX)
+		FAIL("'%s' is not an opcode (bind_mw, local_inv, send, send_with_imm, "
+		     "send_with_inv, write, write_with_imm, read, fetch_add, cmp_swap)", v);
+	((struct app_wr *)obj)->op = (enum app_wr_op)i;
+	return 0;
+}
+
+static int
+wr_access(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (access_list(v, true, &((struct app_wr *)obj)->access))
+		FAIL("'%s' is not a list of remote_write, remote_read, remote_atomic, "
+		     "zero_based", v);
+	return 0;
+}
+
+static int
+yes_no(const char *v, bool *out)
+{
+	if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
+		return -1;
+	*out = v[0] == 'y';
+	return 0;
+}
+
+#define YES_NO(name, field)						\
+static int								\
+name(const char *v, void *obj, char *err, size_t errlen)		\
+{									\
+	if (yes_no(v, &((struct app_wr *)obj)->field))			\
+		FAIL("'%s' is not yes or no", v);			\
+	return 0;							\
+}
+YES_NO(wr_signaled, signaled)
+YES_NO(wr_fence, fence)
+YES_NO(wr_inline, inline_data)
+#undef YES_NO
 
 /* "MR:ADDR:LENGTH, ..." (receives and work requests) */
 static int
@@ -315,127 +282,104 @@ sge_list(const char *v, struct app_sge *sge, unsigned int max, unsigned int *nb,
 }
 
 static int
-yes_no(const char *v, bool *out)
-{
-	if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0)
-		return -1;
-	*out = v[0] == 'y';
-	return 0;
-}
-
-static int
-wr_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
-	 void *obj)
+wr_sge(const char *v, void *obj, char *err, size_t errlen)
 {
 	struct app_wr *wr = obj;
-	uint64_t x;
 
-	if (strcmp(k, "qp") == 0) {
-		if (num(v, 0xffffff, &x))
-			BAD("'%s' is not a QP number", v);
-		wr->qpn = (uint32_t)x;
-	} else if (strcmp(k, "opcode") == 0) {
-		unsigned int i;
-
-		for (i = 0; i < APP_WR__MAX; i++)
-			if (strcmp(v, app_wr_ops[i].name) == 0)
-				break;
-		if (i == APP_WR__MAX)
-			BAD("'%s' is not an opcode (bind_mw, local_inv, send, send_with_imm, "
-			    "send_with_inv, write, write_with_imm, read, fetch_add, cmp_swap)", v);
-		wr->op = (enum app_wr_op)i;
-	} else if (strcmp(k, "mw") == 0 || strcmp(k, "mr") == 0) {
-		if (num(v, APP_MAX_OBJ - 1, &x))
-			BAD("'%s' is not a %s number", v, k);
-		if (k[1] == 'w') {
-			wr->mw = (unsigned int)x;
-			wr->has_mw = true;
-		} else {
-			wr->mr = (unsigned int)x;
-			wr->has_mr = true;
-		}
-	} else if (strcmp(k, "addr") == 0 || strcmp(k, "length") == 0) {
-		if (num(v, UINT64_MAX, &x))
-			BAD("'%s' is not a number", v);
-		*(k[0] == 'a' ? &wr->addr : &wr->length) = x;
-	} else if (strcmp(k, "access") == 0) {
-		if (access_list(v, true, &wr->access))
-			BAD("'%s' is not a list of remote_write, remote_read, remote_atomic, zero_based", v);
-	} else if (strcmp(k, "key") == 0) {
-		if (num(v, 0xff, &x))
-			BAD("'%s' is not a key byte (0 to 0xff)", v);
-		wr->key = (uint8_t)x;
-	} else if (strcmp(k, "rkey") == 0) {
-		if (num(v, UINT32_MAX, &x))
-			BAD("'%s' is not a 32-bit R_Key", v);
-		wr->rkey = (uint32_t)x;
-	} else if (strcmp(k, "signaled") == 0 || strcmp(k, "fence") == 0 ||
-		   strcmp(k, "inline") == 0) {
-		bool *b = k[0] == 's' ? &wr->signaled : k[0] == 'f' ? &wr->fence :
-			  &wr->inline_data;
-
-		if (yes_no(v, b))
-			BAD("'%s' is not yes or no", v);
-	} else if (strcmp(k, "after_rx") == 0) {
-		if (num(v, UINT64_MAX - 1, &wr->after_rx))
-			BAD("'%s' is not a frame count", v);
-	} else if (strcmp(k, "remote_addr") == 0) {
-		if (num(v, UINT64_MAX, &wr->remote_addr))
-			BAD("'%s' is not an address", v);
-	} else if (strcmp(k, "remote_rkey") == 0) {
-		if (num(v, UINT32_MAX, &x))
-			BAD("'%s' is not a 32-bit R_Key", v);
-		wr->remote_rkey = (uint32_t)x;
-		wr->has_remote = true;
-	} else if (strcmp(k, "imm") == 0) {
-		if (num(v, UINT32_MAX, &x))
-			BAD("'%s' is not a 32-bit immediate", v);
-		wr->imm = (uint32_t)x;
-		wr->has_imm = true;
-	} else if (strcmp(k, "add") == 0 || strcmp(k, "compare") == 0 ||
-		   strcmp(k, "swap") == 0) {
-		if (num(v, UINT64_MAX, &x))
-			BAD("'%s' is not a 64-bit number", v);
-		*(k[0] == 'a' ? &wr->add : k[0] == 'c' ? &wr->compare : &wr->swap) = x;
-	} else if (strcmp(k, "sge") == 0) {
-		char err[128];
-
-		if (sge_list(v, wr->sge, APP_WR_MAX_SGE, &wr->nb_sge, err, sizeof(err)))
-			BAD("%s", err);
-	} else {
-		BAD("unknown key (known: qp, opcode, mw, mr, addr, length, sge, access, key, "
-		    "rkey, remote_addr, remote_rkey, imm, add, compare, swap, signaled, "
-		    "fence, inline, after_rx)");
-	}
-	return 0;
+	return sge_list(v, wr->sge, APP_WR_MAX_SGE, &wr->nb_sge, err, errlen);
 }
 
 static int
-recv_entry(struct app_config *cfg, const char *sec, const char *k, const char *v,
-	   void *obj)
+recv_sge(const char *v, void *obj, char *err, size_t errlen)
 {
 	struct app_recv *r = obj;
-	uint64_t x;
 
-	if (strcmp(k, "qp") == 0) {
-		if (num(v, 0xffffff, &x))
-			BAD("'%s' is not a QP number", v);
-		r->qpn = (uint32_t)x;
-	} else if (strcmp(k, "wr_id") == 0) {
-		if (num(v, UINT64_MAX, &r->wr_id))
-			BAD("'%s' is not a number", v);
-	} else if (strcmp(k, "sge") == 0) {
-		char err[128];
-
-		if (sge_list(v, r->sge, RTE_DIM(r->sge), &r->nb_sge, err, sizeof(err)))
-			BAD("%s", err);
-	} else {
-		BAD("unknown key (known: qp, wr_id, sge)");
-	}
-	return 0;
+	return sge_list(v, r->sge, RTE_DIM(r->sge), &r->nb_sge, err, errlen);
 }
 
-#undef BAD
+#undef FAIL
+
+/* ---- the sections' keys ---- */
+
+#define OBJ_MAX (APP_MAX_OBJ - 1)
+
+static const struct app_key mr_keys[] = {
+	APP_KEY_NUM(struct app_mr, "pd", pd, 0, OBJ_MAX, "a PD number"),
+	APP_KEY_NUM(struct app_mr, "length", length, 1, UINT32_MAX,
+		    "a length from 1 to 2^32 - 1"),
+	APP_KEY_READER("access", mr_access),
+	APP_KEY_NUM_HAS(struct app_mr, "iova", iova, has_iova, 0, UINT64_MAX, "an address"),
+	APP_KEY_READER("fill", mr_fill),
+	APP_KEY_NUM_HAS(struct app_mr, "rkey", rkey, has_rkey, 0, UINT32_MAX,
+			"a 32-bit R_Key"),
+};
+
+static const struct app_key mw_keys[] = {
+	APP_KEY_NUM(struct app_mw, "pd", pd, 0, OBJ_MAX, "a PD number"),
+	APP_KEY_NUM(struct app_mw, "type", type, 1, 2, "1 or 2"),
+};
+
+static const struct app_key cq_keys[] = {
+	APP_KEY_NUM(struct app_cq, "depth", depth, 1, 1 << 20,
+		    "a depth from 1 to 1048576"),
+};
+
+static const struct app_key qp_keys[] = {
+	APP_KEY_NUM(struct app_qp, "pd", pd, 0, OBJ_MAX, "a pd number"),
+	APP_KEY_READER("type", qp_type),
+	APP_KEY_NUM(struct app_qp, "cq", cq, 0, OBJ_MAX, "a cq number"),
+	APP_KEY_NUM(struct app_qp, "port", port, 0, RTE_MAX_ETHPORTS - 1, "a port number"),
+	APP_KEY_READER("access", qp_access),
+	APP_KEY_NUM(struct app_qp, "remote_qpn", remote_qpn, 0, ROCE_PSN_MASK,
+		    "a 24-bit QP number"),
+	APP_KEY_READER("remote_mac", qp_remote_mac),
+	APP_KEY_READER("remote_ipv4", qp_remote_ipv4),
+	APP_KEY_READER("remote_ipv6", qp_remote_ipv6),
+	APP_KEY_NUM(struct app_qp, "rq_psn", rq_psn, 0, ROCE_PSN_MASK, "a 24-bit PSN"),
+	APP_KEY_NUM(struct app_qp, "sq_psn", sq_psn, 0, ROCE_PSN_MASK, "a 24-bit PSN"),
+	APP_KEY_NUM(struct app_qp, "max_dest_rd_atomic", max_dest_rd_atomic, 0, 255,
+		    "a number from 0 to 255"),
+	APP_KEY_NUM(struct app_qp, "min_rnr_timer", min_rnr_timer, 0, 31,
+		    "an RNR timer code from 0 to 31"),
+	APP_KEY_NUM(struct app_qp, "timeout", timeout, 0, 31,
+		    "a local ACK timeout code from 0 to 31 (4.096 us << code; 0: none)"),
+	APP_KEY_NUM(struct app_qp, "retry_cnt", retry_cnt, 0, 7, "a retry count from 0 to 7"),
+	APP_KEY_NUM(struct app_qp, "rnr_retry", rnr_retry, 0, 7, "a retry count from 0 to 7"),
+	APP_KEY_NUM(struct app_qp, "max_rd_atomic", max_rd_atomic, 1, 255,
+		    "a number from 1 to 255"),
+	APP_KEY_READER("recv", qp_recv),
+};
+
+static const struct app_key wr_keys[] = {
+	APP_KEY_NUM(struct app_wr, "qp", qpn, 0, ROCE_PSN_MASK, "a QP number"),
+	APP_KEY_READER("opcode", wr_opcode),
+	APP_KEY_NUM_HAS(struct app_wr, "mw", mw, has_mw, 0, OBJ_MAX, "a mw number"),
+	APP_KEY_NUM_HAS(struct app_wr, "mr", mr, has_mr, 0, OBJ_MAX, "a mr number"),
+	APP_KEY_NUM(struct app_wr, "addr", addr, 0, UINT64_MAX, "a number"),
+	APP_KEY_NUM(struct app_wr, "length", length, 0, UINT64_MAX, "a number"),
+	APP_KEY_READER("sge", wr_sge),
+	APP_KEY_READER("access", wr_access),
+	APP_KEY_NUM(struct app_wr, "key", key, 0, 0xff, "a key byte (0 to 0xff)"),
+	APP_KEY_NUM(struct app_wr, "rkey", rkey, 0, UINT32_MAX, "a 32-bit R_Key"),
+	APP_KEY_NUM(struct app_wr, "remote_addr", remote_addr, 0, UINT64_MAX, "an address"),
+	APP_KEY_NUM_HAS(struct app_wr, "remote_rkey", remote_rkey, has_remote, 0,
+			UINT32_MAX, "a 32-bit R_Key"),
+	APP_KEY_NUM_HAS(struct app_wr, "imm", imm, has_imm, 0, UINT32_MAX,
+			"a 32-bit immediate"),
+	APP_KEY_NUM(struct app_wr, "add", add, 0, UINT64_MAX, "a 64-bit number"),
+	APP_KEY_NUM(struct app_wr, "compare", compare, 0, UINT64_MAX, "a 64-bit number"),
+	APP_KEY_NUM(struct app_wr, "swap", swap, 0, UINT64_MAX, "a 64-bit number"),
+	APP_KEY_READER("signaled", wr_signaled),
+	APP_KEY_READER("fence", wr_fence),
+	APP_KEY_READER("inline", wr_inline),
+	APP_KEY_NUM(struct app_wr, "after_rx", after_rx, 0, UINT64_MAX - 1, "a frame count"),
+};
+
+static const struct app_key recv_keys[] = {
+	APP_KEY_NUM(struct app_recv, "qp", qpn, 0, ROCE_PSN_MASK, "a QP number"),
+	APP_KEY_NUM(struct app_recv, "wr_id", wr_id, 0, UINT64_MAX, "a number"),
+	APP_KEY_READER("sge", recv_sge),
+};
 
 int
 app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
@@ -460,15 +404,15 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 	if (strcmp(kind, "mr") == 0) {
 		cfg->mr[idx] = (struct app_mr){ .present = true, .length = 4096,
 			.access = IBV_ACCESS_LOCAL_WRITE };
-		return each_entry(cf, cfg, sec, mr_entry, &cfg->mr[idx]);
+		return each_entry(cf, cfg, sec, mr_keys, RTE_DIM(mr_keys), &cfg->mr[idx]);
 	}
 	if (strcmp(kind, "mw") == 0) {
 		cfg->mw[idx] = (struct app_mw){ .present = true, .type = 2 };
-		return each_entry(cf, cfg, sec, mw_entry, &cfg->mw[idx]);
+		return each_entry(cf, cfg, sec, mw_keys, RTE_DIM(mw_keys), &cfg->mw[idx]);
 	}
 	if (strcmp(kind, "cq") == 0) {
 		cfg->cq[idx] = (struct app_cq){ .present = true, .depth = 256 };
-		return each_entry(cf, cfg, sec, cq_entry, &cfg->cq[idx]);
+		return each_entry(cf, cfg, sec, cq_keys, RTE_DIM(cq_keys), &cfg->cq[idx]);
 	}
 	if (strcmp(kind, "qp") == 0) {
 		struct app_qp *qp;
@@ -485,7 +429,7 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 			.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
 			.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
 		snprintf(qp->section, sizeof(qp->section), "%s", sec);
-		return each_entry(cf, cfg, sec, qp_entry, qp);
+		return each_entry(cf, cfg, sec, qp_keys, RTE_DIM(qp_keys), qp);
 	}
 	if (strcmp(kind, "wr") == 0) {
 		struct app_wr *wr;
@@ -497,7 +441,7 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 		wr = &cfg->wr[cfg->nb_wrs++];
 		*wr = (struct app_wr){ .signaled = true };
 		snprintf(wr->section, sizeof(wr->section), "%s", sec);
-		return each_entry(cf, cfg, sec, wr_entry, wr);
+		return each_entry(cf, cfg, sec, wr_keys, RTE_DIM(wr_keys), wr);
 	}
 	if (strcmp(kind, "recv") == 0) {
 		struct app_recv *r;
@@ -509,7 +453,7 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 		r = &cfg->recv[cfg->nb_recvs++];
 		*r = (struct app_recv){ .wr_id = idx };
 		snprintf(r->section, sizeof(r->section), "%s", sec);
-		return each_entry(cf, cfg, sec, recv_entry, r);
+		return each_entry(cf, cfg, sec, recv_keys, RTE_DIM(recv_keys), r);
 	}
 	app_conf_err(cfg->file, sec, NULL,
 		     "unknown section kind '%s' (known: port, pd, mr, mw, cq, qp, wr, recv)", kind);

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "config_keys.h"
+
+int
+app_key_num(const char *v, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || x > max)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static int
+dec(const char *v, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long x;
+
+	if (!isdigit((unsigned char)v[0]))
+		return -1;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno != 0 || *end != '\0' || x > max)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+static void
+store(void *field, size_t size, uint64_t x)
+{
+	switch (size) {
+	case 1: *(uint8_t *)field = (uint8_t)x; break;
+	case 2: *(uint16_t *)field = (uint16_t)x; break;
+	case 4: *(uint32_t *)field = (uint32_t)x; break;
+	default: *(uint64_t *)field = x; break;
+	}
+}
+
+static void
+unknown(const struct app_key *t, size_t n, const char *file, const char *sec,
+	const char *k)
+{
+	char names[512];
+	size_t len = 0;
+
+	names[0] = '\0';
+	for (size_t i = 0; i < n && len < sizeof(names); i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+					i ? ", " : "", t[i].name);
+	app_conf_err(file, sec, k, "unknown key (known: %s)", names);
+}
+
+int
+app_key_apply(const struct app_key *t, size_t n, const char *file, const char *sec,
+	      const char *k, const char *v, void *obj)
+{
+	char err[256];
+	uint64_t x;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct app_key *e = &t[i];
+
+		if (strcmp(k, e->name) != 0)
+			continue;
+		if (e->type == APP_KEY_FN) {
+			if (e->fn(v, obj, err, sizeof(err)) != 0) {
+				app_conf_err(file, sec, k, "%s", err);
+				return -1;
+			}
+		} else {
+			if ((e->type == APP_KEY_DEC ? dec(v, e->max, &x) :
+			     app_key_num(v, e->max, &x)) != 0 || x < e->min) {
+				app_conf_err(file, sec, k, "'%s' is not %s", v, e->what);
+				return -1;
+			}
+			store((char *)obj + e->off, e->size, x);
+		}
+		if (e->has >= 0)
+			*(bool *)((char *)obj + e->has) = true;
+		return 0;
+	}
+	unknown(t, n, file, sec, k);
+	return -1;
+}
