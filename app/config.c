@@ -142,18 +142,13 @@ split_section(const char *name, char *kind, size_t kind_len, unsigned long *idx)
 
 /* ---- [port N] ---- */
 
-#define FAIL(...) do {							\
-		snprintf(err, errlen, __VA_ARGS__);			\
-		return -1;						\
-	} while (0)
-
 static int
 port_mac(const char *v, void *obj, char *err, size_t errlen)
 {
 	struct mwp_port_conf *pc = obj;
 
 	if (rte_ether_unformat_addr(v, &pc->mac) != 0 || rte_is_multicast_ether_addr(&pc->mac))
-		FAIL("'%s' is not a unicast MAC address", v);
+		APP_KEY_FAIL("'%s' is not a unicast MAC address", v);
 	return 0;
 }
 
@@ -163,7 +158,7 @@ port_ipv4(const char *v, void *obj, char *err, size_t errlen)
 	struct mwp_port_conf *pc = obj;
 
 	if (inet_pton(AF_INET, v, &pc->ipv4) != 1)
-		FAIL("'%s' is not an IPv4 address", v);
+		APP_KEY_FAIL("'%s' is not an IPv4 address", v);
 	pc->has_ipv4 = true;
 	return 0;
 }
@@ -174,7 +169,7 @@ port_ipv6(const char *v, void *obj, char *err, size_t errlen)
 	struct mwp_port_conf *pc = obj;
 
 	if (inet_pton(AF_INET6, v, pc->ipv6) != 1)
-		FAIL("'%s' is not an IPv6 address", v);
+		APP_KEY_FAIL("'%s' is not an IPv6 address", v);
 	pc->has_ipv6 = true;
 	return 0;
 }
@@ -186,12 +181,10 @@ port_mtu(const char *v, void *obj, char *err, size_t errlen)
 	unsigned long mtu = strtoul(v, &end, 10);
 
 	if (*v == '\0' || *end != '\0' || !mwp_mtu_valid(mtu))
-		FAIL("'%s' is not a RoCE path MTU (256, 512, 1024, 2048, 4096)", v);
+		APP_KEY_FAIL("'%s' is not a RoCE path MTU (256, 512, 1024, 2048, 4096)", v);
 	((struct mwp_port_conf *)obj)->mtu = (uint16_t)mtu;
 	return 0;
 }
-
-#undef FAIL
 
 /* Probes are counted in a byte; the neighbour table is searched linearly
  * (a few hosts on a link, not a data centre). */

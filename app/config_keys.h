@@ -22,6 +22,12 @@ enum app_key_type {
 /* A reader: 0, or -1 with a message (without the key) in err. */
 typedef int (*app_key_fn)(const char *v, void *obj, char *err, size_t errlen);
 
+/* In a reader: fail with a message (printf-style) in err. */
+#define APP_KEY_FAIL(...) do {						\
+		snprintf(err, errlen, __VA_ARGS__);			\
+		return -1;						\
+	} while (0)
+
 struct app_key {
 	const char *name;
 	enum app_key_type type;

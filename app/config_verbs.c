@@ -86,17 +86,12 @@ each_entry(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 }
 /* ---- readers of the values that are not plain numbers ---- */
 
-#define FAIL(...) do {							\
-		snprintf(err, errlen, __VA_ARGS__);			\
-		return -1;						\
-	} while (0)
-
 static int
 mr_access(const char *v, void *obj, char *err, size_t errlen)
 {
 	if (access_list(v, false, &((struct app_mr *)obj)->access))
-		FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
-		     "remote_atomic, mw_bind", v);
+		APP_KEY_FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
+			     "remote_atomic, mw_bind", v);
 	return 0;
 }
 
@@ -109,7 +104,7 @@ mr_fill(const char *v, void *obj, char *err, size_t errlen)
 	mr->random = strncmp(v, "random:", 7) == 0;
 	if (mr->random ? app_key_num(v + 7, UINT64_MAX, &mr->seed) != 0 :
 	    !mr->pattern && strcmp(v, "zero") != 0)
-		FAIL("'%s' is not zero, pattern or random:SEED", v);
+		APP_KEY_FAIL("'%s' is not zero, pattern or random:SEED", v);
 	return 0;
 }
 
@@ -117,7 +112,7 @@ static int
 qp_type(const char *v, void *obj, char *err, size_t errlen)
 {
 	if (strcmp(v, "rc") != 0 && strcmp(v, "uc") != 0)
-		FAIL("'%s' is not rc or uc", v);
+		APP_KEY_FAIL("'%s' is not rc or uc", v);
 	((struct app_qp *)obj)->uc = strcmp(v, "uc") == 0;
 	return 0;
 }
@@ -128,8 +123,8 @@ qp_access(const char *v, void *obj, char *err, size_t errlen)
 	struct app_qp *qp = obj;
 
 	if (access_list(v, false, &qp->access) || (qp->access & IBV_ACCESS_MW_BIND))
-		FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
-		     "remote_atomic", v);
+		APP_KEY_FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
+			     "remote_atomic", v);
 	return 0;
 }
 
@@ -141,7 +136,7 @@ qp_remote_ipv4(const char *v, void *obj, char *err, size_t errlen)
 	memset(qp->remote_gid, 0, 10);
 	qp->remote_gid[10] = qp->remote_gid[11] = 0xff;
 	if (inet_pton(AF_INET, v, qp->remote_gid + 12) != 1)
-		FAIL("'%s' is not an IPv4 address", v);
+		APP_KEY_FAIL("'%s' is not an IPv4 address", v);
 	qp->has_remote = true;
 	return 0;
 }
@@ -152,7 +147,7 @@ qp_remote_ipv6(const char *v, void *obj, char *err, size_t errlen)
 	struct app_qp *qp = obj;
 
 	if (inet_pton(AF_INET6, v, qp->remote_gid) != 1)
-		FAIL("'%s' is not an IPv6 address", v);
+		APP_KEY_FAIL("'%s' is not an IPv6 address", v);
 	qp->has_remote = true;
 	return 0;
 }
@@ -166,7 +161,7 @@ qp_remote_mac(const char *v, void *obj, char *err, size_t errlen)
 
 	if (rte_ether_unformat_addr(v, &qp->remote_mac) != 0 ||
 	    !rte_is_unicast_ether_addr(&qp->remote_mac))
-		FAIL("'%s' is not a unicast MAC address", v);
+		APP_KEY_FAIL("'%s' is not a unicast MAC address", v);
 	qp->has_remote_mac = true;
 	return 0;
 }
@@ -180,7 +175,7 @@ qp_recv(const char *v, void *obj, char *err, size_t errlen)
 
 	if (sscanf(v, "%ux%u%c", &count, &size, &tail) != 2 || count == 0 ||
 	    count > 4096 || size == 0 || size > (1u << 20))
-		FAIL("'%s' is not COUNTxSIZE (e.g. 8x4096)", v);
+		APP_KEY_FAIL("'%s' is not COUNTxSIZE (e.g. 8x4096)", v);
 	qp->recv_count = count;
 	qp->recv_size = size;
 	return 0;
@@ -209,8 +204,8 @@ wr_opcode(const char *v, void *obj, char *err, size_t errlen)
 		if (strcmp(v, app_wr_ops[i].name) == 0)
 			break;
 	if (i == APP_WR__MAX)
-		FAIL("'%s' is not an opcode (bind_mw, local_inv, send, send_with_imm, "
-		     "send_with_inv, write, write_with_imm, read, fetch_add, cmp_swap)", v);
+		APP_KEY_FAIL("'%s' is not an opcode (bind_mw, local_inv, send, send_with_imm, "
+			     "send_with_inv, write, write_with_imm, read, fetch_add, cmp_swap)", v);
 	((struct app_wr *)obj)->op = (enum app_wr_op)i;
 	return 0;
 }
@@ -219,8 +214,8 @@ static int
 wr_access(const char *v, void *obj, char *err, size_t errlen)
 {
 	if (access_list(v, true, &((struct app_wr *)obj)->access))
-		FAIL("'%s' is not a list of remote_write, remote_read, remote_atomic, "
-		     "zero_based", v);
+		APP_KEY_FAIL("'%s' is not a list of remote_write, remote_read, remote_atomic, "
+			     "zero_based", v);
 	return 0;
 }
 
@@ -238,7 +233,7 @@ static int								\
 name(const char *v, void *obj, char *err, size_t errlen)		\
 {									\
 	if (yes_no(v, &((struct app_wr *)obj)->field))			\
-		FAIL("'%s' is not yes or no", v);			\
+		APP_KEY_FAIL("'%s' is not yes or no", v);		\
 	return 0;							\
 }
 YES_NO(wr_signaled, signaled)
@@ -296,8 +291,6 @@ recv_sge(const char *v, void *obj, char *err, size_t errlen)
 
 	return sge_list(v, r->sge, RTE_DIM(r->sge), &r->nb_sge, err, errlen);
 }
-
-#undef FAIL
 
 /* ---- the sections' keys ---- */
 
