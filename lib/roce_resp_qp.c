@@ -20,431 +20,11 @@
 #include <rte_ring_elem.h>
 #include <rte_udp.h>
 
-#include "mwp_priv.h"
+#include "mwp_engine.h"
 #include "mwp_tsan.h"
-#include "roce_resp_qp.h"
 #include "roce_icrc.h"
 #include "roce_req.h"
-#include "mwp_engine.h"
-
-#define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
-
-/* Count a drop of the current packet (it is then not "accepted"). */
-static inline void
-drop(struct mwp_resp_ctx *c, enum mwp_drop why)
-{
-	c->st->drop[why]++;
-	c->dropped = 1;
-}
-
-/* ---- answers ---- */
-
-/* Answer where the request came from, as a RoCE NIC does: addresses
- * swapped, the request's UDP source port, its DSCP without ECN. */
-static void
-mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m, const struct mwp_pkt *p)
-{
-	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const void *);
-	const struct rte_udp_hdr *udp =
-		rte_pktmbuf_mtod_offset(m, const void *, p->l4_off);
-
-	memset(f, 0, sizeof(*f));
-	rte_ether_addr_copy(&eth->dst_addr, &f->smac);
-	rte_ether_addr_copy(&eth->src_addr, &f->dmac);
-	f->vlan = p->flags & MWP_PKT_VLAN;
-	f->vlan_tci = p->vlan_tci;
-	f->ipv6 = p->flags & MWP_PKT_IPV6;
-	if (f->ipv6) {
-		const struct rte_ipv6_hdr *ip =
-			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
-
-		memcpy(f->sip6, ip->dst_addr, 16);
-		memcpy(f->dip6, ip->src_addr, 16);
-	} else {
-		const struct rte_ipv4_hdr *ip =
-			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
-
-		f->sip4 = ip->dst_addr;
-		f->dip4 = ip->src_addr;
-	}
-	f->tos = p->tos & ~3u;
-	f->sport = rte_be_to_cpu_16(udp->src_port);
-}
-
-struct rte_mbuf *
-mwp_resp_tx_slot(struct mwp_resp_ctx *c)
-{
-	struct rte_mbuf *m;
-
-	if (unlikely(c->nb_tx == c->tx_room)) {
-		c->st->drop[MWP_DROP_TX_FULL]++;
-		return NULL;
-	}
-	m = rte_pktmbuf_alloc(c->port->mp);
-	if (unlikely(m == NULL))
-		c->st->drop[MWP_DROP_NO_MBUF]++;
-	return m;
-}
-
-/* Build an answer to the QP's peer into m (from tx_slot) and queue it;
- * its ICRC waits for mwp_resp_finish. */
-static void
-emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
-     const struct mwp_answer *a, const void *data, uint32_t len)
-{
-	int ret;
-
-	if (likely(r->tmpl.usable)) {
-		ret = mwp_build_answer(m, &r->tmpl, a, data, len, &c->txp[c->nb_tx]);
-	} else {
-		struct mwp_hdrs h;
-
-		mwp_answer_hdrs(&h, a);
-		ret = mwp_build_deferred(m, &r->flow, &h, data, len, &c->txp[c->nb_tx]);
-	}
-
-	if (unlikely(ret < 0)) {
-		rte_pktmbuf_free(m);
-		c->st->drop[MWP_DROP_NO_MBUF]++;
-		return;
-	}
-	c->icrc_todo[c->nb_tx] = ret == 1;
-	c->tx[c->nb_tx++] = m;
-}
-
-void
-mwp_resp_queue_frame(struct mwp_resp_ctx *c, struct rte_mbuf *m, int icrc)
-{
-	c->icrc_todo[c->nb_tx] = icrc == 1;
-	c->tx[c->nb_tx++] = m;
-}
-
-void
-mwp_resp_finish(struct mwp_resp_ctx *c)
-{
-	struct rte_mbuf *m[MWP_RESP_TX_MAX];
-	struct mwp_pkt p[MWP_RESP_TX_MAX];
-	uint16_t k = 0;
-	bool all = true;
-
-	for (uint16_t i = 0; i < c->nb_tx; i++)
-		all &= c->icrc_todo[i];
-	if (all) {
-		mwp_icrc_fill_burst(c->tx, c->txp, c->nb_tx);
-		return;
-	}
-	for (uint16_t i = 0; i < c->nb_tx; i++)
-		if (c->icrc_todo[i]) {
-			m[k] = c->tx[i];
-			p[k++] = c->txp[i];
-		}
-	mwp_icrc_fill_burst(m, p, k);
-}
-
-/* An ACKNOWLEDGE (ACK or NAK by syn) or an ATOMIC ACKNOWLEDGE, now. */
-static void
-send_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
-	    uint32_t psn, uint32_t msn, uint64_t orig)
-{
-	struct rte_mbuf *m = mwp_resp_tx_slot(c);
-	const struct mwp_answer a = {
-		.opcode = opcode, .syndrome = syn, .dqpn = qp->dest_qpn,
-		.psn = psn, .msn = msn, .orig = orig,
-	};
-
-	if (m == NULL)
-		return;
-	emit(c, m, &qp->resp, &a, NULL, 0);
-	if (opcode == ROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
-		return;
-	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
-		qp->resp.st.acks++;
-		c->st->acks++;
-	} else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK) {
-		qp->resp.st.rnr_naks++;
-		c->st->rnr_naks++;
-	} else {
-		qp->resp.st.naks[syn & 3]++;
-		c->st->naks[syn & 3]++;
-	}
-}
-
-/* The ACK owed for what has been accepted so far (coalesced: one ACK
- * covers every earlier PSN).  Answers leave in PSN order: while READ
- * responses wait for room, the ACK (for requests after those READs)
- * waits behind them; mwp_resp_read_pump sends it once they are out. */
-void
-mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
-{
-	if (!qp->resp.ack_pending || mwp_resp_waiting(&qp->resp))
-		return;
-	qp->resp.ack_pending = 0;
-	/* the MSN of when the ACK was owed, not of what came since */
-	send_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ACK_SYNDROME, qp->resp.ack_psn,
-		    qp->resp.ack_msn, 0);
-}
-
-static void
-owe_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
-{
-	if (!qp->resp.ack_pending && c->nb_dirty < RTE_DIM(c->dirty))
-		c->dirty[c->nb_dirty++] = qp;
-	qp->resp.ack_pending = 1;
-	qp->resp.ack_psn = psn;
-	qp->resp.ack_msn = qp->resp.msn;
-}
-
-/* The next entry of the answer queue, or NULL if it is full.  An ACK owed
- * for requests since the entry before goes out just before this one's
- * answers (with nothing waiting it has gone already). */
-static struct mwp_rd *
-rd_push(struct mwp_resp *r)
-{
-	struct mwp_rd *rd;
-
-	if (r->rd_count == MWP_MAX_RD)
-		return NULL;
-	rd = &r->rd[(r->rd_head + r->rd_count) % MWP_MAX_RD];
-	rd->pre_ack = r->ack_pending;
-	if (r->ack_pending) {
-		rd->pre_ack_psn = r->ack_psn;
-		rd->pre_ack_msn = r->ack_msn;
-		r->ack_pending = 0;
-	}
-	r->rd_count++;
-	return rd;
-}
-
-/* An answer other than a coalesced ACK or READ responses: sent now, or,
- * while READ responses wait for room, queued behind them, so that answers
- * leave in PSN order (IBA 9.5: responses are returned in the order the
- * requests were received).  True if queued. */
-/* answer()'s rare half: queue it behind the answers waiting.  False if
- * 16 entries wait already: then it goes first (the requester retries
- * what it did not see answered). */
-static __rte_noinline bool
-answer_queue(struct mwp_qp *qp, uint8_t opcode, uint8_t syn, uint32_t psn,
-	     uint64_t orig)
-{
-	struct mwp_resp *r = &qp->resp;
-	struct mwp_rd *rd = rd_push(r);
-
-	if (rd == NULL)
-		return false;
-	rd->kind = MWP_RD_ANSWER;
-	rd->opcode = opcode;
-	rd->syn = syn;
-	rd->psn = psn;
-	rd->msn = r->msn;
-	rd->va = orig;
-	rd->left = 0;
-	return true;
-}
-
-static inline bool
-answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
-       uint32_t psn, uint64_t orig)
-{
-	if (unlikely(mwp_resp_waiting(&qp->resp)) &&
-	    answer_queue(qp, opcode, syn, psn, orig))
-		return true;
-	mwp_resp_flush_ack(c, qp);
-	send_answer(c, qp, opcode, syn, psn, qp->resp.msn, orig);
-	return false;
-}
-
-/* What a fatal NAK does once it is out: the RC responder stops. */
-static void
-fatal_effects(struct mwp_qp *qp, uint8_t syn)
-{
-	struct mwp_resp *r = &qp->resp;
-
-	/* a SEND in progress: its receive completes with the error */
-	if (r->recv_held) {
-		r->recv_held = 0;
-		r->in_msg = 0;
-		mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, 0, 0, 0,
-				 syn == ROCE_AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
-				 syn == ROCE_AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR :
-				 IBV_WC_REM_INV_REQ_ERR);
-	}
-	mwp_qp_to_err(qp);
-}
-
-/* A fatal NAK (0x61, 0x62, 0x63): the RC responder stops (IBA 9.9.3),
- * silent from now on; behind READ responses still waiting, it stops once
- * they and the NAK are out. */
-static void
-nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
-{
-	struct mwp_resp *r = &qp->resp;
-
-	r->err_queued = answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, syn, psn, 0);
-	r->err = 1;
-	if (!r->err_queued)
-		fatal_effects(qp, syn);
-}
-
-/* Deny an access: NAK on RC, silent drop on UC (the message is lost). */
-static void
-deny(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, enum mwp_deny d,
-     const struct mwp_binding *b)
-{
-	qp->resp.st.denied[d]++;
-	c->st->denied[d]++;
-	if (b != NULL)
-		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
-				   __ATOMIC_RELAXED);
-	if (qp->ibqp.qp_type == IBV_QPT_RC) {
-		nak_fatal(c, qp, psn, mwp_deny_syndrome(d));
-	} else {
-		qp->resp.in_msg = 0;
-		drop(c, MWP_DROP_UC_DISCARD);
-	}
-}
-
-static void
-allowed(const struct mwp_binding *b)
-{
-	if (b != NULL)
-		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->allowed, 1,
-				   __ATOMIC_RELAXED);
-}
-
-/* ---- READ responses: sent now while there is room, the rest from
- * mwp_resp_poll; each one re-validates the key (section 3 step 8). ---- */
-
-void
-mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
-{
-	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
-	struct mwp_resp *r = &qp->resp;
-
-	while (r->rd_count > 0 && c->nb_tx < c->tx_room && (!r->err || r->err_queued)) {
-		struct mwp_rd *rd = &r->rd[r->rd_head];
-		uint32_t seg = RTE_MIN(rd->left, mtu);
-
-		if (rd->pre_ack) {
-			/* what came between the entry before and this one */
-			rd->pre_ack = 0;
-			send_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ACK_SYNDROME,
-				    rd->pre_ack_psn, rd->pre_ack_msn, 0);
-			continue;
-		}
-		if (rd->kind == MWP_RD_ANSWER) {
-			r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
-			r->rd_count--;
-			send_answer(c, qp, rd->opcode, rd->syn, rd->psn, rd->msn, rd->va);
-			if (r->err_queued && r->rd_count == 0) {
-				/* the fatal NAK, last (nothing is accepted after it) */
-				r->err_queued = 0;
-				fatal_effects(qp, rd->syn);
-			}
-			continue;
-		}
-		bool last = rd->left <= mtu;
-		uint8_t op = rd->first ? (last ? ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
-					  ROCE_OP_RC_RDMA_READ_RESPONSE_FIRST) :
-				(last ? ROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
-				 ROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE);
-		uint8_t *src = NULL;
-		struct rte_mbuf *m;
-
-		if (seg != 0 && rd->first && rd->checked_gen == c->gen && c->gen != 0 &&
-		    c->nb_revoked == 0) {
-			/* the request's own check, in this very burst, with no
-			 * key revoked since */
-			src = (uint8_t *)(uintptr_t)rd->checked_src;
-		} else if (seg != 0) {
-			struct mwp_access_req q = {
-				.rkey = rd->rkey, .access = IBV_ACCESS_REMOTE_READ,
-				.va = rd->va, .len = seg, .pd = qp->ibqp.pd->handle,
-				.qpn = qp->ibqp.qp_num,
-			};
-			const struct mwp_binding *b = mwp_keys_lookup(c->port->keys, rd->rkey);
-			enum mwp_deny d = mwp_access_decide(b, &q, &src);
-
-			if (d != MWP_DENY_NONE) {
-				/* invalidated mid-READ: the rest is refused */
-				r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
-				r->rd_count--;
-				if (rd->nak_on_fail) {
-					/* what waits behind it, and the ACK owed
-					 * for it, answer later PSNs: the NAK of
-					 * this one ends them */
-					r->rd_count = 0;
-					r->err_queued = 0;
-					r->ack_pending = 0;
-					deny(c, qp, rd->psn, d, b);
-				}
-				continue;
-			}
-		}
-		m = mwp_resp_tx_slot(c);
-		if (m == NULL)
-			return;
-		emit(c, m, r, &(const struct mwp_answer){
-			.opcode = op, .syndrome = ACK_SYNDROME, .dqpn = qp->dest_qpn,
-			.psn = rd->psn, .msn = r->msn }, src, seg);
-		r->st.read_resps++;
-		rd->va += seg;
-		rd->left -= seg;
-		rd->psn = (rd->psn + 1) & ROCE_PSN_MASK;
-		rd->first = 0;
-		if (last) {
-			r->rd_head = (r->rd_head + 1) % MWP_MAX_RD;
-			r->rd_count--;
-		}
-	}
-	/* every READ answered: the ACK owed for what came after them */
-	if (r->rd_count == 0 && r->ack_pending)
-		mwp_resp_flush_ack(c, qp);
-	/* the rest waits for mwp_queue_tx: tell the queue where to look */
-	if (mwp_resp_waiting(r) && !r->rd_listed) {
-		struct mwp_queue *q = c->q;
-
-		if (q->nb_rd_pending < MWP_QUEUE_RD_PENDING) {
-			q->rd_pending[q->nb_rd_pending].qpn = qp->ibqp.qp_num;
-			q->rd_pending[q->nb_rd_pending++].qp = qp;
-			r->rd_listed = 1;
-		} else {
-			q->rd_pending_overflow = true;
-		}
-	}
-}
-
-static bool
-queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
-	   uint32_t psn, bool nak_on_fail, const uint8_t *src, uint64_t gen)
-{
-	struct mwp_rd *rd = rd_push(&qp->resp);
-
-	if (rd == NULL)
-		return false;
-	rd->kind = MWP_RD_READ;
-	rd->va = va;
-	rd->rkey = rkey;
-	rd->left = len;
-	rd->psn = psn;
-	rd->first = 1;
-	rd->nak_on_fail = nak_on_fail;
-	rd->checked_src = src;
-	rd->checked_gen = gen;
-	return true;
-}
-
-/* RNR NAK: no receive posted; nothing is consumed, the PSN stays. */
-static void
-rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
-{
-	if (qp->ibqp.qp_type == IBV_QPT_RC) {
-		answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
-		       ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn, 0);
-	} else {
-		qp->resp.in_msg = 0;
-		drop(c, MWP_DROP_UC_DISCARD);
-	}
-}
+#include "roce_resp_priv.h"
 
 /* ---- execution ---- */
 
@@ -495,12 +75,6 @@ copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 }
 
 static void
-atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t orig)
-{
-	answer(c, qp, ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, ACK_SYNDROME, psn, orig);
-}
-
-static void
 exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	    const struct mwp_pkt *p, const struct mwp_binding *b)
 {
@@ -517,7 +91,7 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 
 	d = mwp_access_decide(b, &q, &host);
 	if (d != MWP_DENY_NONE) {
-		deny(c, qp, p->psn, d, b);
+		mwp_resp_deny(c, qp, p->psn, d, b);
 		return;
 	}
 	allowed(b);
@@ -557,21 +131,21 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 
 	d = mwp_access_decide(b, &q, &host);
 	if (d != MWP_DENY_NONE) {
-		deny(c, qp, p->psn, d, b);
+		mwp_resp_deny(c, qp, p->psn, d, b);
 		return;
 	}
 	if (q.len != 0)
 		allowed(b);
 	/* more READs outstanding than the QP allows: invalid request */
 	if (r->rd_count >= RTE_MAX(qp->max_dest_rd_atomic, 1)) {
-		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+		mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		return;
 	}
 	/* answers stay in PSN order: the ACK owed for what came before
 	 * goes first (now, or from the queue behind earlier READs) */
-	mwp_resp_flush_ack(c, qp);
-	if (!queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true, host, c->gen)) {
-		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+	resp_flush_ack(c, qp);
+	if (!mwp_resp_queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true, host, c->gen)) {
+		mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		return;
 	}
 	npkt = q.len == 0 ? 1 : (uint32_t)((q.len + mtu - 1) / mtu);
@@ -597,7 +171,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	/* WITH_IMMEDIATE consumes a receive: none posted is RNR, before
 	 * any other check (rxe's CHK_RESOURCE) and before any byte moves */
 	if ((p->mask & ROCE_M_IMM) && rte_ring_count(qp->rq) == 0) {
-		rnr(c, qp, p->psn);
+		mwp_resp_rnr(c, qp, p->psn);
 		return;
 	}
 	if (first) {
@@ -617,7 +191,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		d = mwp_write_len_check(first, last, p->payload_len, q.len,
 					mwp_qp_mtu_bytes(qp));
 	if (d != MWP_DENY_NONE) {
-		deny(c, qp, p->psn, d, b);
+		mwp_resp_deny(c, qp, p->psn, d, b);
 		return;
 	}
 	if (p->payload_len != 0) {
@@ -710,7 +284,7 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 		/* a broken UC message left its receive for this one */
 		if (!r->recv_held) {
 			if (rte_ring_dequeue_elem(qp->rq, &r->recv, sizeof(r->recv)) != 0) {
-				rnr(c, qp, p->psn);
+				mwp_resp_rnr(c, qp, p->psn);
 				return;
 			}
 			MWP_TSAN_ACQUIRE(qp->rq);
@@ -726,7 +300,7 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 		mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0,
 				 IBV_WC_LOC_LEN_ERR);
 		if (rc)
-			nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+			mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		else
 			drop(c, MWP_DROP_UC_DISCARD);
 		return;
@@ -760,7 +334,7 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 	mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, flags, imm_inv, status);
 	if (status != IBV_WC_SUCCESS)
 		/* never "success" for a bad invalidation (rxe ACKs it) */
-		nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+		mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 	else if (rc)
 		owe_ack(c, qp, p->psn);
 }
@@ -810,8 +384,8 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 
 		/* re-read memory under a fresh key check */
 		if (mwp_access_decide(b, &q, &host) == MWP_DENY_NONE) {
-			mwp_resp_flush_ack(c, qp);
-			queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false,
+			resp_flush_ack(c, qp);
+			mwp_resp_queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false,
 				   host, c->gen);
 			mwp_resp_read_pump(c, qp);
 		} else {
@@ -894,7 +468,7 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 
 		/* the answers' headers are made again only when the peer's
 		 * addresses or port change (mirror_flow zeroes the padding) */
-		mirror_flow(&f, m, p);
+		mwp_resp_mirror_flow(&f, m, p);
 		if (unlikely(memcmp(&f, &r->flow, sizeof(f)) != 0 || !r->tmpl.len)) {
 			r->flow = f;
 			mwp_answer_tmpl_make(&r->tmpl, &r->flow);
@@ -909,7 +483,7 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 			if (d < (ROCE_PSN_MASK + 1) / 2) {
 				/* ahead: one sequence-error NAK per gap */
 				if (!r->nak_seq) {
-					answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
+					mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
 					       ROCE_AETH_NAK_PSN_SEQ, r->epsn, 0);
 					r->nak_seq = 1;
 				}
@@ -937,7 +511,7 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	if (unlikely(want ? !(p->mask & want) || (p->mask & ROCE_M_START) :
 			   !(p->mask & ROCE_M_START))) {
 		if (rc) {
-			nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
+			mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
 		} else {
 			r->in_msg = 0;
 			drop(c, MWP_DROP_UC_DISCARD);
@@ -950,7 +524,7 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	       p->mask & ROCE_M_READ ? IBV_ACCESS_REMOTE_READ :
 	       p->mask & ROCE_M_ATOMIC ? IBV_ACCESS_REMOTE_ATOMIC : 0;
 	if (want != 0 && mwp_qp_access_check(qp->access_flags, want) != MWP_DENY_NONE) {
-		deny(c, qp, p->psn, MWP_DENY_QP_ACCESS, NULL);
+		mwp_resp_deny(c, qp, p->psn, MWP_DENY_QP_ACCESS, NULL);
 		return !c->dropped;
 	}
 

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The responder's answers (roce_resp_priv.h): where they go (the request's
+ * addresses mirrored), how they are built (from the QP's header template)
+ * and queued (ICRCs all at once in mwp_resp_finish), ACKs coalesced per
+ * QP per burst, and every other answer -- atomic ACK, RNR NAK, sequence
+ * NAK, fatal NAK -- sent at once or, while READ responses wait, queued
+ * behind them so that answers leave in PSN order.  mwp_resp_deny is the
+ * one place a refusal becomes an RC NAK or a UC discard.
+ */
+#include <string.h>
+
+#include <rte_ip.h>
+#include <rte_udp.h>
+
+#include "roce_icrc.h"
+#include "roce_resp_priv.h"
+
+/* Answer where the request came from, as a RoCE NIC does: addresses
+ * swapped, the request's UDP source port, its DSCP without ECN. */
+void
+mwp_resp_mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const void *);
+	const struct rte_udp_hdr *udp =
+		rte_pktmbuf_mtod_offset(m, const void *, p->l4_off);
+
+	memset(f, 0, sizeof(*f));
+	rte_ether_addr_copy(&eth->dst_addr, &f->smac);
+	rte_ether_addr_copy(&eth->src_addr, &f->dmac);
+	f->vlan = p->flags & MWP_PKT_VLAN;
+	f->vlan_tci = p->vlan_tci;
+	f->ipv6 = p->flags & MWP_PKT_IPV6;
+	if (f->ipv6) {
+		const struct rte_ipv6_hdr *ip =
+			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
+
+		memcpy(f->sip6, ip->dst_addr, 16);
+		memcpy(f->dip6, ip->src_addr, 16);
+	} else {
+		const struct rte_ipv4_hdr *ip =
+			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
+
+		f->sip4 = ip->dst_addr;
+		f->dip4 = ip->src_addr;
+	}
+	f->tos = p->tos & ~3u;
+	f->sport = rte_be_to_cpu_16(udp->src_port);
+}
+
+void
+mwp_resp_queue_frame(struct mwp_resp_ctx *c, struct rte_mbuf *m, int icrc)
+{
+	c->icrc_todo[c->nb_tx] = icrc == 1;
+	c->tx[c->nb_tx++] = m;
+}
+
+void
+mwp_resp_finish(struct mwp_resp_ctx *c)
+{
+	struct rte_mbuf *m[MWP_RESP_TX_MAX];
+	struct mwp_pkt p[MWP_RESP_TX_MAX];
+	uint16_t k = 0;
+	bool all = true;
+
+	for (uint16_t i = 0; i < c->nb_tx; i++)
+		all &= c->icrc_todo[i];
+	if (all) {
+		mwp_icrc_fill_burst(c->tx, c->txp, c->nb_tx);
+		return;
+	}
+	for (uint16_t i = 0; i < c->nb_tx; i++)
+		if (c->icrc_todo[i]) {
+			m[k] = c->tx[i];
+			p[k++] = c->txp[i];
+		}
+	mwp_icrc_fill_burst(m, p, k);
+}
+
+/* An answer other than a coalesced ACK or READ responses: sent now, or,
+ * while READ responses wait for room, queued behind them, so that answers
+ * leave in PSN order (IBA 9.5: responses are returned in the order the
+ * requests were received).  True if queued. */
+/* mwp_resp_answer()'s rare half: queue it behind the answers waiting.  False if
+ * 16 entries wait already: then it goes first (the requester retries
+ * what it did not see answered). */
+bool
+mwp_resp_answer_queue(struct mwp_qp *qp, uint8_t opcode, uint8_t syn, uint32_t psn,
+		      uint64_t orig)
+{
+	struct mwp_resp *r = &qp->resp;
+	struct mwp_rd *rd = rd_push(r);
+
+	if (rd == NULL)
+		return false;
+	rd->kind = MWP_RD_ANSWER;
+	rd->opcode = opcode;
+	rd->syn = syn;
+	rd->psn = psn;
+	rd->msn = r->msn;
+	rd->va = orig;
+	rd->left = 0;
+	return true;
+}
+
+/* What a fatal NAK does once it is out: the RC responder stops. */
+void
+mwp_resp_fatal_effects(struct mwp_qp *qp, uint8_t syn)
+{
+	struct mwp_resp *r = &qp->resp;
+
+	/* a SEND in progress: its receive completes with the error */
+	if (r->recv_held) {
+		r->recv_held = 0;
+		r->in_msg = 0;
+		mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, 0, 0, 0,
+				 syn == ROCE_AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
+				 syn == ROCE_AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR :
+				 IBV_WC_REM_INV_REQ_ERR);
+	}
+	mwp_qp_to_err(qp);
+}
+
+/* A fatal NAK (0x61, 0x62, 0x63): the RC responder stops (IBA 9.9.3),
+ * silent from now on; behind READ responses still waiting, it stops once
+ * they and the NAK are out. */
+void
+mwp_resp_nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint8_t syn)
+{
+	struct mwp_resp *r = &qp->resp;
+
+	r->err_queued = mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, syn, psn, 0);
+	r->err = 1;
+	if (!r->err_queued)
+		mwp_resp_fatal_effects(qp, syn);
+}
+
+/* Deny an access: NAK on RC, silent drop on UC (the message is lost). */
+void
+mwp_resp_deny(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, enum mwp_deny d,
+	      const struct mwp_binding *b)
+{
+	qp->resp.st.denied[d]++;
+	c->st->denied[d]++;
+	if (b != NULL)
+		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
+				   __ATOMIC_RELAXED);
+	if (qp->ibqp.qp_type == IBV_QPT_RC) {
+		mwp_resp_nak_fatal(c, qp, psn, mwp_deny_syndrome(d));
+	} else {
+		qp->resp.in_msg = 0;
+		drop(c, MWP_DROP_UC_DISCARD);
+	}
+}
+
+/* RNR NAK: no receive posted; nothing is consumed, the PSN stays. */
+void
+mwp_resp_rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
+{
+	if (qp->ibqp.qp_type == IBV_QPT_RC) {
+		mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
+		       ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn, 0);
+	} else {
+		qp->resp.in_msg = 0;
+		drop(c, MWP_DROP_UC_DISCARD);
+	}
+}
+
+struct rte_mbuf *
+mwp_resp_tx_slot(struct mwp_resp_ctx *c)
+{
+	return resp_tx_slot(c);
+}
+
+void
+mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+{
+	resp_flush_ack(c, qp);
+}

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef ROCE_RESP_PRIV_H
+#define ROCE_RESP_PRIV_H
+
+/*
+ * What the responder's stages share (private to lib/):
+ *   roce_resp.c        the burst: parse, destination, ICRC, one key lookup
+ *   roce_resp_qp.c     each packet through its QP: the checks in the order
+ *                      of memory-windows.md section 3, then the execution
+ *   roce_resp_answer.c answers: ACKs (coalesced), NAKs, RNR NAKs, atomic
+ *                      ACKs, in PSN order; a refusal made an RC NAK or a
+ *                      UC discard (mwp_resp_deny)
+ *   roce_resp_read.c   READ responses: queued, re-checked, sent as room
+ *                      allows, behind them the answers owed after them
+ */
+
+#include "mwp_priv.h"
+#include "roce_resp_qp.h"
+
+#define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
+
+/* Count a drop of the current packet (it is then not "accepted"). */
+static inline void
+drop(struct mwp_resp_ctx *c, enum mwp_drop why)
+{
+	c->st->drop[why]++;
+	c->dropped = 1;
+}
+
+static inline void
+owe_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
+{
+	if (!qp->resp.ack_pending && c->nb_dirty < RTE_DIM(c->dirty))
+		c->dirty[c->nb_dirty++] = qp;
+	qp->resp.ack_pending = 1;
+	qp->resp.ack_psn = psn;
+	qp->resp.ack_msn = qp->resp.msn;
+}
+
+static inline void
+allowed(const struct mwp_binding *b)
+{
+	if (b != NULL)
+		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->allowed, 1,
+				   __ATOMIC_RELAXED);
+}
+
+/* The next entry of the answer queue, or NULL if it is full.  An ACK owed
+ * for requests since the entry before goes out just before this one's
+ * answers (with nothing waiting it has gone already). */
+static inline struct mwp_rd *
+rd_push(struct mwp_resp *r)
+{
+	struct mwp_rd *rd;
+
+	if (r->rd_count == MWP_MAX_RD)
+		return NULL;
+	rd = &r->rd[(r->rd_head + r->rd_count) % MWP_MAX_RD];
+	rd->pre_ack = r->ack_pending;
+	if (r->ack_pending) {
+		rd->pre_ack_psn = r->ack_psn;
+		rd->pre_ack_msn = r->ack_msn;
+		r->ack_pending = 0;
+	}
+	r->rd_count++;
+	return rd;
+}
+
+/* ---- answers: built and queued inline (every stage answers), the rest
+ * in roce_resp_answer.c ---- */
+
+static inline struct rte_mbuf *
+resp_tx_slot(struct mwp_resp_ctx *c)
+{
+	struct rte_mbuf *m;
+
+	if (unlikely(c->nb_tx == c->tx_room)) {
+		c->st->drop[MWP_DROP_TX_FULL]++;
+		return NULL;
+	}
+	m = rte_pktmbuf_alloc(c->port->mp);
+	if (unlikely(m == NULL))
+		c->st->drop[MWP_DROP_NO_MBUF]++;
+	return m;
+}
+
+/* Build an answer to the QP's peer into m (from tx_slot) and queue it;
+ * its ICRC waits for mwp_resp_finish. */
+static inline void
+resp_emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
+	  const struct mwp_answer *a, const void *data, uint32_t len)
+{
+	int ret;
+
+	if (likely(r->tmpl.usable)) {
+		ret = mwp_build_answer(m, &r->tmpl, a, data, len, &c->txp[c->nb_tx]);
+	} else {
+		struct mwp_hdrs h;
+
+		mwp_answer_hdrs(&h, a);
+		ret = mwp_build_deferred(m, &r->flow, &h, data, len, &c->txp[c->nb_tx]);
+	}
+
+	if (unlikely(ret < 0)) {
+		rte_pktmbuf_free(m);
+		c->st->drop[MWP_DROP_NO_MBUF]++;
+		return;
+	}
+	c->icrc_todo[c->nb_tx] = ret == 1;
+	c->tx[c->nb_tx++] = m;
+}
+
+/* An ACKNOWLEDGE (ACK or NAK by syn) or an ATOMIC ACKNOWLEDGE, now. */
+static inline void
+resp_send_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
+		 uint32_t psn, uint32_t msn, uint64_t orig)
+{
+	struct rte_mbuf *m = resp_tx_slot(c);
+	const struct mwp_answer a = {
+		.opcode = opcode, .syndrome = syn, .dqpn = qp->dest_qpn,
+		.psn = psn, .msn = msn, .orig = orig,
+	};
+
+	if (m == NULL)
+		return;
+	resp_emit(c, m, &qp->resp, &a, NULL, 0);
+	if (opcode == ROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
+		return;
+	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
+		qp->resp.st.acks++;
+		c->st->acks++;
+	} else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK) {
+		qp->resp.st.rnr_naks++;
+		c->st->rnr_naks++;
+	} else {
+		qp->resp.st.naks[syn & 3]++;
+		c->st->naks[syn & 3]++;
+	}
+}
+
+/* The ACK owed for what has been accepted so far (coalesced: one ACK
+ * covers every earlier PSN).  Answers leave in PSN order: while READ
+ * responses wait for room, the ACK (for requests after those READs)
+ * waits behind them; mwp_resp_read_pump sends it once they are out. */
+static inline void
+resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+{
+	if (!qp->resp.ack_pending || mwp_resp_waiting(&qp->resp))
+		return;
+	qp->resp.ack_pending = 0;
+	/* the MSN of when the ACK was owed, not of what came since */
+	resp_send_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ACK_SYNDROME, qp->resp.ack_psn,
+		    qp->resp.ack_msn, 0);
+}
+
+void mwp_resp_mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m,
+			  const struct mwp_pkt *p);
+bool mwp_resp_answer_queue(struct mwp_qp *qp, uint8_t opcode, uint8_t syn, uint32_t psn,
+			   uint64_t orig);
+void mwp_resp_fatal_effects(struct mwp_qp *qp, uint8_t syn);
+void mwp_resp_nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
+			uint8_t syn);
+void mwp_resp_deny(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
+		   enum mwp_deny d, const struct mwp_binding *b);
+void mwp_resp_rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn);
+
+static inline bool
+mwp_resp_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
+		uint32_t psn, uint64_t orig)
+{
+	if (unlikely(mwp_resp_waiting(&qp->resp)) &&
+	    mwp_resp_answer_queue(qp, opcode, syn, psn, orig))
+		return true;
+	resp_flush_ack(c, qp);
+	resp_send_answer(c, qp, opcode, syn, psn, qp->resp.msn, orig);
+	return false;
+}
+
+static inline void
+atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t orig)
+{
+	mwp_resp_answer(c, qp, ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, ACK_SYNDROME, psn, orig);
+}
+
+/* ---- roce_resp_read.c ---- */
+
+bool mwp_resp_queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
+			 uint32_t psn, bool nak_on_fail, const uint8_t *src, uint64_t gen);
+
+#endif /* ROCE_RESP_PRIV_H */
