@@ -9,6 +9,7 @@
  */
 #include <string.h>
 
+#include <rte_errno.h>
 #include <rte_malloc.h>
 
 #include "mwp_neigh.h"
@@ -39,8 +40,10 @@ mwp_neigh_create(uint32_t size, const struct mwp_neigh_params *p, uint64_t tsc_h
 		size = DEFAULT_SIZE;
 	t = rte_zmalloc_socket("mwp_neigh", sizeof(*t) + size * sizeof(t->e[0]),
 			       RTE_CACHE_LINE_SIZE, socket);
-	if (t == NULL)
+	if (t == NULL) {
+		rte_errno = ENOMEM;
 		return NULL;
+	}
 	rte_spinlock_init(&t->lock);
 	t->size = size;
 	t->reachable = ms(tsc_hz, p->reachable_ms, DEFAULT_REACHABLE_MS);

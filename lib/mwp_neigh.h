@@ -97,7 +97,7 @@ struct mwp_neigh_table {
  * @param socket
  *   NUMA socket, or SOCKET_ID_ANY.
  * @return
- *   The table, or NULL (no memory).
+ *   The table, or NULL with rte_errno ENOMEM.
  */
 struct mwp_neigh_table *mwp_neigh_create(uint32_t size, const struct mwp_neigh_params *p,
 					 uint64_t tsc_hz, int socket);

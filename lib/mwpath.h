@@ -23,6 +23,17 @@
  *
  * The library never initialises the EAL and never opens a port: the caller
  * (the mwpath program, a test, an embedding application) does.
+ *
+ * Errors, one convention per layer:
+ *  - the wire and the keys (roce_*.h, rkey_tbl.h): 0 or a negative errno
+ *    (-EINVAL, -ENOSPC, -EEXIST, -ENOENT), as DPDK's datapath calls; a
+ *    frame the parser refuses is an enum mwp_drop, never an errno;
+ *  - ports, engines, queues, the control path (mwp_port.h, mwp_engine.h,
+ *    mwp_neigh.h, mwp_ctrl.h): constructors return NULL with rte_errno
+ *    set, as DPDK's do; other calls 0 or a positive errno;
+ *  - the verbs face (mwp_verbs.h, mwp_query.h): as libibverbs, NULL with
+ *    errno set, or 0 or a positive errno value.
+ * Functions that count (bursts, work done) return counts and cannot fail.
  */
 
 #include "mwp_access.h"
