@@ -159,7 +159,7 @@ mwp_resp_rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 {
 	if (qp->ibqp.qp_type == IBV_QPT_RC) {
 		mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
-		       ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn, 0);
+				ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn, 0);
 	} else {
 		qp->resp.in_msg = 0;
 		drop(c, MWP_DROP_UC_DISCARD);

@@ -150,7 +150,7 @@ resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	qp->resp.ack_pending = 0;
 	/* the MSN of when the ACK was owed, not of what came since */
 	resp_send_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ACK_SYNDROME, qp->resp.ack_psn,
-		    qp->resp.ack_msn, 0);
+			 qp->resp.ack_msn, 0);
 }
 
 void mwp_resp_mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m,

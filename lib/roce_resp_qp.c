@@ -386,7 +386,7 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		if (mwp_access_decide(b, &q, &host) == MWP_DENY_NONE) {
 			resp_flush_ack(c, qp);
 			mwp_resp_queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false,
-				   host, c->gen);
+					    host, c->gen);
 			mwp_resp_read_pump(c, qp);
 		} else {
 			drop(c, MWP_DROP_DUPLICATE);
@@ -484,7 +484,7 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 				/* ahead: one sequence-error NAK per gap */
 				if (!r->nak_seq) {
 					mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
-					       ROCE_AETH_NAK_PSN_SEQ, r->epsn, 0);
+							ROCE_AETH_NAK_PSN_SEQ, r->epsn, 0);
 					r->nak_seq = 1;
 				}
 				drop(c, MWP_DROP_PSN_AHEAD);

@@ -23,7 +23,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			/* what came between the entry before and this one */
 			rd->pre_ack = 0;
 			resp_send_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ACK_SYNDROME,
-				    rd->pre_ack_psn, rd->pre_ack_msn, 0);
+					 rd->pre_ack_psn, rd->pre_ack_msn, 0);
 			continue;
 		}
 		if (rd->kind == MWP_RD_ANSWER) {
