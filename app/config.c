@@ -143,38 +143,6 @@ split_section(const char *name, char *kind, size_t kind_len, unsigned long *idx)
 /* ---- [port N] ---- */
 
 static int
-port_mac(const char *v, void *obj, char *err, size_t errlen)
-{
-	struct mwp_port_conf *pc = obj;
-
-	if (rte_ether_unformat_addr(v, &pc->mac) != 0 || rte_is_multicast_ether_addr(&pc->mac))
-		APP_KEY_FAIL("'%s' is not a unicast MAC address", v);
-	return 0;
-}
-
-static int
-port_ipv4(const char *v, void *obj, char *err, size_t errlen)
-{
-	struct mwp_port_conf *pc = obj;
-
-	if (inet_pton(AF_INET, v, &pc->ipv4) != 1)
-		APP_KEY_FAIL("'%s' is not an IPv4 address", v);
-	pc->has_ipv4 = true;
-	return 0;
-}
-
-static int
-port_ipv6(const char *v, void *obj, char *err, size_t errlen)
-{
-	struct mwp_port_conf *pc = obj;
-
-	if (inet_pton(AF_INET6, v, pc->ipv6) != 1)
-		APP_KEY_FAIL("'%s' is not an IPv6 address", v);
-	pc->has_ipv6 = true;
-	return 0;
-}
-
-static int
 port_mtu(const char *v, void *obj, char *err, size_t errlen)
 {
 	char *end;
@@ -189,9 +157,11 @@ port_mtu(const char *v, void *obj, char *err, size_t errlen)
 /* Probes are counted in a byte; the neighbour table is searched linearly
  * (a few hosts on a link, not a data centre). */
 static const struct app_key port_keys[] = {
-	APP_KEY_READER("mac", port_mac),
-	APP_KEY_READER("ipv4", port_ipv4),
-	APP_KEY_READER("ipv6", port_ipv6),
+	APP_KEY_ADDR(struct mwp_port_conf, "mac", APP_KEY_MAC, mac, -1),
+	APP_KEY_ADDR(struct mwp_port_conf, "ipv4", APP_KEY_IPV4, ipv4,
+		     APP_HAS(struct mwp_port_conf, has_ipv4)),
+	APP_KEY_ADDR(struct mwp_port_conf, "ipv6", APP_KEY_IPV6, ipv6,
+		     APP_HAS(struct mwp_port_conf, has_ipv6)),
 	APP_KEY_READER("mtu", port_mtu),
 	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_reachable_ms", neigh.reachable_ms, 1,
 			10000000, "a number from 1 to 10000000"),

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <rte_ether.h>
+
 #include "config.h"
 #include "config_keys.h"
 
@@ -63,6 +66,33 @@ unknown(const struct app_key *t, size_t n, const char *file, const char *sec,
 	app_conf_err(file, sec, k, "unknown key (known: %s)", names);
 }
 
+/* An address key into field: 0, or -1 with the message in err. */
+static int
+address(enum app_key_type type, const char *v, uint8_t *field, char *err, size_t errlen)
+{
+	switch (type) {
+	case APP_KEY_IPV4:
+		if (inet_pton(AF_INET, v, field) != 1)
+			APP_KEY_FAIL("'%s' is not an IPv4 address", v);
+		return 0;
+	case APP_KEY_IPV4_MAPPED:
+		if (inet_pton(AF_INET, v, field + 12) != 1)
+			APP_KEY_FAIL("'%s' is not an IPv4 address", v);
+		memset(field, 0, 10);
+		field[10] = field[11] = 0xff;
+		return 0;
+	case APP_KEY_IPV6:
+		if (inet_pton(AF_INET6, v, field) != 1)
+			APP_KEY_FAIL("'%s' is not an IPv6 address", v);
+		return 0;
+	default:
+		if (rte_ether_unformat_addr(v, (struct rte_ether_addr *)field) != 0 ||
+		    !rte_is_unicast_ether_addr((struct rte_ether_addr *)field))
+			APP_KEY_FAIL("'%s' is not a unicast MAC address", v);
+		return 0;
+	}
+}
+
 int
 app_key_apply(const struct app_key *t, size_t n, const char *file, const char *sec,
 	      const char *k, const char *v, void *obj)
@@ -75,8 +105,12 @@ app_key_apply(const struct app_key *t, size_t n, const char *file, const char *s
 
 		if (strcmp(k, e->name) != 0)
 			continue;
-		if (e->type == APP_KEY_FN) {
-			if (e->fn(v, obj, err, sizeof(err)) != 0) {
+		if (e->type != APP_KEY_UINT && e->type != APP_KEY_DEC) {
+			int ret = e->type == APP_KEY_FN ? e->fn(v, obj, err, sizeof(err)) :
+				  address(e->type, v, (uint8_t *)obj + e->off, err,
+					  sizeof(err));
+
+			if (ret != 0) {
 				app_conf_err(file, sec, k, "%s", err);
 				return -1;
 			}

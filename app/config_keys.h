@@ -16,6 +16,10 @@
 enum app_key_type {
 	APP_KEY_UINT,		/* a number from min to max (0x.. allowed) */
 	APP_KEY_DEC,		/* the same, decimal digits only */
+	APP_KEY_IPV4,		/* an IPv4 address, 4 bytes in network order */
+	APP_KEY_IPV4_MAPPED,	/* an IPv4 address as 16 bytes ::ffff:a.b.c.d */
+	APP_KEY_IPV6,		/* an IPv6 address, 16 bytes */
+	APP_KEY_MAC,		/* a unicast MAC address (struct rte_ether_addr) */
 	APP_KEY_FN,		/* its own reader */
 };
 
@@ -31,7 +35,8 @@ typedef int (*app_key_fn)(const char *v, void *obj, char *err, size_t errlen);
 struct app_key {
 	const char *name;
 	enum app_key_type type;
-	size_t off;		/* UINT/DEC: the field, an unsigned integer */
+	size_t off;		/* UINT/DEC: the field, an unsigned integer;
+				 * the address kinds: where the address goes */
 	size_t size;		/* ... of this many bytes */
 	ptrdiff_t has;		/* a bool set when the key is given, or -1 */
 	uint64_t min, max;
@@ -54,6 +59,11 @@ struct app_key {
 #define APP_KEY_DECIMAL(st, key, field, lo, hi, what) \
 	{ key, APP_KEY_DEC, offsetof(st, field), APP_FIELD_SIZE(st, field), -1, \
 	  lo, hi, what, NULL }
+/* key = an address of kind type (APP_KEY_IPV4...) into st.field; st.has_field
+ * set, unless has_field is -1 */
+#define APP_KEY_ADDR(st, key, type, field, has) \
+	{ key, type, offsetof(st, field), APP_FIELD_SIZE(st, field), has, 0, 0, NULL, NULL }
+#define APP_HAS(st, has_field) ((ptrdiff_t)offsetof(st, has_field))
 /* key read by fn(value, &st) */
 #define APP_KEY_READER(key, fn) { key, APP_KEY_FN, 0, 0, -1, 0, 0, NULL, fn }
 

@@ -129,44 +129,6 @@ qp_access(const char *v, void *obj, char *err, size_t errlen)
 }
 
 static int
-qp_remote_ipv4(const char *v, void *obj, char *err, size_t errlen)
-{
-	struct app_qp *qp = obj;
-
-	memset(qp->remote_gid, 0, 10);
-	qp->remote_gid[10] = qp->remote_gid[11] = 0xff;
-	if (inet_pton(AF_INET, v, qp->remote_gid + 12) != 1)
-		APP_KEY_FAIL("'%s' is not an IPv4 address", v);
-	qp->has_remote = true;
-	return 0;
-}
-
-static int
-qp_remote_ipv6(const char *v, void *obj, char *err, size_t errlen)
-{
-	struct app_qp *qp = obj;
-
-	if (inet_pton(AF_INET6, v, qp->remote_gid) != 1)
-		APP_KEY_FAIL("'%s' is not an IPv6 address", v);
-	qp->has_remote = true;
-	return 0;
-}
-
-/* answers go where requests come from; our own requests go here instead
- * of where ARP/ND says */
-static int
-qp_remote_mac(const char *v, void *obj, char *err, size_t errlen)
-{
-	struct app_qp *qp = obj;
-
-	if (rte_ether_unformat_addr(v, &qp->remote_mac) != 0 ||
-	    !rte_is_unicast_ether_addr(&qp->remote_mac))
-		APP_KEY_FAIL("'%s' is not a unicast MAC address", v);
-	qp->has_remote_mac = true;
-	return 0;
-}
-
-static int
 qp_recv(const char *v, void *obj, char *err, size_t errlen)
 {
 	struct app_qp *qp = obj;
@@ -325,9 +287,14 @@ static const struct app_key qp_keys[] = {
 	APP_KEY_READER("access", qp_access),
 	APP_KEY_NUM(struct app_qp, "remote_qpn", remote_qpn, 0, ROCE_PSN_MASK,
 		    "a 24-bit QP number"),
-	APP_KEY_READER("remote_mac", qp_remote_mac),
-	APP_KEY_READER("remote_ipv4", qp_remote_ipv4),
-	APP_KEY_READER("remote_ipv6", qp_remote_ipv6),
+	/* answers go where requests come from; our own requests go to
+	 * remote_mac, if given, instead of where ARP/ND says */
+	APP_KEY_ADDR(struct app_qp, "remote_mac", APP_KEY_MAC, remote_mac,
+		     APP_HAS(struct app_qp, has_remote_mac)),
+	APP_KEY_ADDR(struct app_qp, "remote_ipv4", APP_KEY_IPV4_MAPPED, remote_gid,
+		     APP_HAS(struct app_qp, has_remote)),
+	APP_KEY_ADDR(struct app_qp, "remote_ipv6", APP_KEY_IPV6, remote_gid,
+		     APP_HAS(struct app_qp, has_remote)),
 	APP_KEY_NUM(struct app_qp, "rq_psn", rq_psn, 0, ROCE_PSN_MASK, "a 24-bit PSN"),
 	APP_KEY_NUM(struct app_qp, "sq_psn", sq_psn, 0, ROCE_PSN_MASK, "a 24-bit PSN"),
 	APP_KEY_NUM(struct app_qp, "max_dest_rd_atomic", max_dest_rd_atomic, 0, 255,

@@ -421,10 +421,10 @@ void mwp_qp_to_err(struct mwp_qp *qp);
 /**
  * A received SEND with invalidate names rkey (section 4): invalidate it if
  * it is a VALID Type 2 window bound to qp with that key.  The caller
- * holds the device lock (the lcore only tries it: roce_resp_qp.c).  No grace period is needed before the
- * receive completes: a Type 2B window is usable only through its QP, whose
- * packets only the calling lcore processes, so no other reader can still
- * use it.
+ * holds the device lock (the lcore only tries it: roce_resp_qp.c).  No
+ * grace period is needed before the receive completes: a Type 2B window
+ * is usable only through its QP, whose packets only the calling lcore
+ * processes, so no other reader can still use it.
  *
  * @return
  *   0, or -EINVAL (unknown key, wrong key byte, a region, Type 1, FREE,

@@ -2,8 +2,8 @@
 /*
  * The send queue of a QP: WQEs execute in posting order -- BIND_MW and
  * LOCAL_INV by the window's rules (mwp_mw.c), data WQEs by handing them
- * to the requester (roce_req.c) -- and then wait in the QP's window until they
- * are complete: an invalidation until an RCU grace period has passed, so
+ * to the requester (roce_req.c) -- and then wait in the QP's window until
+ * they are complete: an invalidation until an RCU grace period has passed, so
  * that a completion the consumer sees means no reader can still use the
  * old key (C10-68); a data WQE until the peer acknowledged it (RC) or it
  * was sent (UC).  Completions are delivered in posting order.  A failed
