@@ -24,7 +24,7 @@ for w in 0 1 2 3 4; do
 	valgrind --tool=callgrind --callgrind-out-file="$out/cg.$w" \
 		"$build/bench/bench_resp" --quick --workload "$w" >/dev/null 2>&1
 	n=$(callgrind_annotate --inclusive=yes "$out/cg.$w" 2>/dev/null |
-		awk '/roce_resp\.c:mwp_resp_burst/ && !done { gsub(",", "", $1); print $1; done = 1 }')
+		awk '/:mwp_resp_burst / && !done { gsub(",", "", $1); print $1; done = 1 }')
 	awk -v n="$n" -v r="$reqs" -v name="${names[$w]}" \
 		'BEGIN { printf "%-26s %14.1f\n", name, n / r }'
 done

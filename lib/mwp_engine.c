@@ -21,7 +21,7 @@
 #include "mwp_priv.h"
 #include "mwp_tsan.h"
 #include "roce_req.h"
-#include "roce_resp_qp.h"
+#include "roce_resp_ctx.h"
 
 /* QPs one engine may own: every slot of its ports' QP tables. */
 #define ENGINE_MAX_QPS		(MWP_ENGINE_MAX_QUEUES * MWP_PORT_QP_SLOTS)

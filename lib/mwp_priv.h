@@ -243,6 +243,12 @@ struct mwp_resp {
 	uint64_t w_left;
 	uint32_t w_rkey;
 	uint32_t w_total;
+	/* w_rkey's descriptor as a packet of burst w_gen on queue w_queue
+	 * found it: valid in that burst only (the key table frees
+	 * descriptors between bursts) */
+	const struct mwp_binding *w_b;
+	const struct mwp_queue *w_queue;
+	uint64_t w_gen;
 	/* READ responses still to send */
 	struct mwp_rd rd[MWP_MAX_RD];
 	uint8_t rd_head, rd_count;

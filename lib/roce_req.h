@@ -13,7 +13,7 @@
 
 #include "mwp_drop.h"
 #include "mwp_priv.h"
-#include "roce_resp_qp.h"
+#include "roce_resp_ctx.h"
 
 /** Unacknowledged PSNs an RC requester may have out at once. */
 #define MWP_REQ_WINDOW 512

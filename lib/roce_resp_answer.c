@@ -5,7 +5,7 @@
  * and queued (ICRCs all at once in mwp_resp_finish), ACKs coalesced per
  * QP per burst, and every other answer -- atomic ACK, RNR NAK, sequence
  * NAK, fatal NAK -- sent at once or, while READ responses wait, queued
- * behind them so that answers leave in PSN order.  mwp_resp_deny is the
+ * behind them so that answers leave in PSN order.  mwp_resp_refuse is the
  * one place a refusal becomes an RC NAK or a UC discard.
  */
 #include <string.h>
@@ -135,34 +135,31 @@ mwp_resp_nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint
 		mwp_resp_fatal_effects(qp, syn);
 }
 
-/* Deny an access: NAK on RC, silent drop on UC (the message is lost). */
+/* The one place a refusal becomes an answer: on RC a denied access is
+ * the NAK of its reason (0x61 or 0x62) and an invalid request NAK 0x61,
+ * both fatal; no receive is an RNR NAK, which consumes nothing and leaves
+ * the PSN expected.  On UC each is a silent discard, and the message is
+ * lost.  A denial counts by reason, and against the key's descriptor. */
 void
-mwp_resp_deny(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, enum mwp_deny d,
-	      const struct mwp_binding *b)
+mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
+		struct mwp_verdict v, const struct mwp_binding *b)
 {
-	qp->resp.st.denied[d]++;
-	c->st->denied[d]++;
-	if (b != NULL)
-		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
-				   __ATOMIC_RELAXED);
-	if (qp->ibqp.qp_type == IBV_QPT_RC) {
-		mwp_resp_nak_fatal(c, qp, psn, mwp_deny_syndrome(d));
-	} else {
+	if (v.kind == MWP_V_DENY) {
+		qp->resp.st.denied[v.code]++;
+		c->st->denied[v.code]++;
+		if (b != NULL)
+			__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
+					   __ATOMIC_RELAXED);
+	}
+	if (qp->ibqp.qp_type != IBV_QPT_RC) {
 		qp->resp.in_msg = 0;
 		drop(c, MWP_DROP_UC_DISCARD);
-	}
-}
-
-/* RNR NAK: no receive posted; nothing is consumed, the PSN stays. */
-void
-mwp_resp_rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
-{
-	if (qp->ibqp.qp_type == IBV_QPT_RC) {
+	} else if (v.kind == MWP_V_RNR) {
 		mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
 				ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn, 0);
 	} else {
-		qp->resp.in_msg = 0;
-		drop(c, MWP_DROP_UC_DISCARD);
+		mwp_resp_nak_fatal(c, qp, psn, v.kind == MWP_V_DENY ?
+				   mwp_deny_syndrome(v.code) : ROCE_AETH_NAK_INV_REQ);
 	}
 }
 

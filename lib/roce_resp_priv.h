@@ -4,20 +4,51 @@
 
 /*
  * What the responder's stages share (private to lib/):
- *   roce_resp.c        the burst: parse, destination, ICRC, one key lookup
- *   roce_resp_qp.c     each packet through its QP: the checks in the order
- *                      of memory-windows.md section 3, then the execution
+ *   roce_resp_burst.c  the burst: parse, destination, ICRC, QP, and every
+ *                      key the burst names in one lookup
+ *   roce_resp_check.h  each packet's checks, in the order of
+ *                      memory-windows.md section 3, each returning one
+ *                      verdict
+ *   roce_resp_exec.c   each packet through its QP: the checks, then what
+ *                      they accept executed (WRITE, READ, ATOMIC, SEND),
+ *                      every other verdict dispatched once (duplicates
+ *                      re-answered)
  *   roce_resp_answer.c answers: ACKs (coalesced), NAKs, RNR NAKs, atomic
  *                      ACKs, in PSN order; a refusal made an RC NAK or a
- *                      UC discard (mwp_resp_deny)
+ *                      UC discard (mwp_resp_refuse)
  *   roce_resp_read.c   READ responses: queued, re-checked, sent as room
  *                      allows, behind them the answers owed after them
  */
 
 #include "mwp_priv.h"
-#include "roce_resp_qp.h"
+#include "roce_resp_ctx.h"
 
 #define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
+
+/* What the checks, and then the execution, decide for one packet. */
+enum mwp_vkind {
+	MWP_V_GO = 0,		/* accepted: execute (or executed) */
+	MWP_V_DROP,		/* dropped, unanswered; code: enum mwp_drop */
+	MWP_V_DENY,		/* access refused; code: enum mwp_deny */
+	MWP_V_INVALID,		/* invalid request (NAK 0x61) */
+	MWP_V_RNR,		/* no receive posted */
+	MWP_V_DUPLICATE,	/* RC: an earlier PSN, re-answered */
+	MWP_V_AHEAD,		/* RC: a later PSN, one sequence NAK per gap */
+	MWP_V_RESPONSE,		/* RC: an answer to the QP's own requests */
+};
+
+struct mwp_verdict {
+	uint8_t kind;		/* enum mwp_vkind */
+	uint8_t code;		/* DROP: enum mwp_drop; DENY: enum mwp_deny */
+};
+
+static inline struct mwp_verdict
+mwp_verdict(enum mwp_vkind kind, unsigned int code)
+{
+	return (struct mwp_verdict){ .kind = kind, .code = code };
+}
+
+#define MWP_VERDICT_GO	((struct mwp_verdict){ .kind = MWP_V_GO })
 
 /* Count a drop of the current packet (it is then not "accepted"). */
 static inline void
@@ -160,9 +191,10 @@ bool mwp_resp_answer_queue(struct mwp_qp *qp, uint8_t opcode, uint8_t syn, uint3
 void mwp_resp_fatal_effects(struct mwp_qp *qp, uint8_t syn);
 void mwp_resp_nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 			uint8_t syn);
-void mwp_resp_deny(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
-		   enum mwp_deny d, const struct mwp_binding *b);
-void mwp_resp_rnr(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn);
+/* A refusal (DENY, INVALID or RNR) made an RC NAK or a UC discard; b: the
+ * key's descriptor a denial counts against, or NULL. */
+void mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
+		     struct mwp_verdict v, const struct mwp_binding *b);
 
 static inline bool
 mwp_resp_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,

@@ -70,7 +70,8 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 					r->rd_count = 0;
 					r->err_queued = 0;
 					r->ack_pending = 0;
-					mwp_resp_deny(c, qp, rd->psn, d, b);
+					mwp_resp_refuse(c, qp, rd->psn,
+							mwp_verdict(MWP_V_DENY, d), b);
 				}
 				continue;
 			}

@@ -2,7 +2,9 @@
 /*
  * The burst's key lookup: each request is served by the descriptor of
  * the key it names, also when consecutive requests name the same key
- * (looked up once) and runs of keys alternate.  On the test wire
+ * (looked up once) and runs of keys alternate; a WRITE's later packets,
+ * which name no key, go on with their first packet's, found in the burst
+ * that carries them and never kept past it.  On the test wire
  * (wire_fixture.h): a region key R and a Type 2 window key W over part of
  * it, in one burst.
  */
@@ -80,5 +82,118 @@ Test(resp_keys, runs_of_one_key_and_alternating_keys_each_get_their_own_descript
 	cr_expect_eq(wire.frames[0].psn, 6);
 	cr_expect_eq(wire.frames[0].syndrome & 0xe0, 0);
 	cr_expect_eq(wire.frames[1].psn, 7);
+	cr_expect_eq(wire.frames[1].syndrome, ROCE_AETH_NAK_REM_ACC);
+}
+
+/* One packet of a WRITE message (1 KB MTU): opcode op, len bytes of fill;
+ * a FIRST or ONLY carries the RETH (va, rkey, dmalen). */
+static struct rte_mbuf *
+write_pkt(uint8_t op, uint32_t psn, uint64_t va, uint32_t rkey, uint32_t dmalen,
+	  uint8_t fill, uint32_t len)
+{
+	static uint8_t data[1024];
+	struct wire_frame pf = { .sqpn = qp->qp_num };
+	struct mwp_hdrs h = { .opcode = op, .dqpn = qp->qp_num, .psn = psn,
+			      .ackreq = op == ROCE_OP_RC_RDMA_WRITE_LAST };
+	struct mwp_flow fl;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_mp);
+
+	cr_assert_not_null(m);
+	memset(data, fill, len);
+	wire_peer_flow(&pf, &fl);
+	if (op == ROCE_OP_RC_RDMA_WRITE_FIRST) {
+		h.reth.va = va;
+		h.reth.rkey = rkey;
+		h.reth.dmalen = dmalen;
+	}
+	cr_assert_eq(mwp_build(m, &fl, &h, data, len, NULL), 0);
+	return m;
+}
+
+static void
+burst_of(struct rte_mbuf **m, uint16_t n)
+{
+	struct rte_mbuf *tx[16];
+	uint16_t k = mwp_resp_burst(wire.q, m, n, tx, RTE_DIM(tx));
+
+	for (uint16_t i = 0; i < k; i++) {
+		wire_parse(tx[i], &wire.frames[wire.nb_frames++]);
+		rte_pktmbuf_free(tx[i]);
+	}
+}
+
+static bool
+filled(uint64_t at, uint32_t len, uint8_t fill)
+{
+	for (uint32_t i = 0; i < len; i++)
+		if (buf[at + i] != fill)
+			return false;
+	return true;
+}
+
+Test(resp_keys, a_write_goes_on_with_its_first_packets_key_in_this_burst_or_the_next)
+{
+	const uint64_t base = (uintptr_t)buf;
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct rte_mbuf *m[4];
+
+	cr_assert_not_null(mw);
+	cr_assert_eq(post_bind2(qp, mw, mr, base + 4096, 3072,
+				IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED, 0x33, 1), 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	memset(buf, 0, 8192);
+	/* message 1 through the region, its FIRST alone in a burst */
+	m[0] = write_pkt(ROCE_OP_RC_RDMA_WRITE_FIRST, 0, base, mr->rkey, 2048, 0x11, 1024);
+	burst_of(m, 1);
+	/* its LAST, then message 2 through the window, whole: the burst's
+	 * first pass names the region's key for message 2's MIDDLE (the
+	 * QP's message in progress then), which must not serve it */
+	m[0] = write_pkt(ROCE_OP_RC_RDMA_WRITE_LAST, 1, 0, 0, 0, 0x12, 1024);
+	m[1] = write_pkt(ROCE_OP_RC_RDMA_WRITE_FIRST, 2, 0, mw->rkey, 3072, 0x21, 1024);
+	m[2] = write_pkt(ROCE_OP_RC_RDMA_WRITE_MIDDLE, 3, 0, 0, 0, 0x22, 1024);
+	m[3] = write_pkt(ROCE_OP_RC_RDMA_WRITE_LAST, 4, 0, 0, 0, 0x23, 1024);
+	burst_of(m, 4);
+	cr_expect(filled(0, 1024, 0x11));
+	cr_expect(filled(1024, 1024, 0x12));
+	cr_expect(filled(2048, 2048, 0), "nothing between the region's and the window's");
+	cr_expect(filled(4096, 1024, 0x21));
+	cr_expect(filled(5120, 1024, 0x22), "the MIDDLE at the window's second KB");
+	cr_expect(filled(6144, 1024, 0x23));
+	cr_expect(filled(7168, 1024, 0), "nothing past the window");
+	/* each burst's ACK, coalesced */
+	cr_assert_eq(wire.nb_frames, 2);
+	cr_expect_eq(wire.frames[0].psn, 0);
+	cr_expect_eq(wire.frames[1].psn, 4);
+	cr_expect_eq(wire.frames[1].syndrome & 0xe0, 0, "an ACK");
+}
+
+Test(resp_keys, a_write_whose_window_dies_between_its_packets_is_refused_at_the_next)
+{
+	const uint64_t base = (uintptr_t)buf;
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	struct rte_mbuf *m[2];
+
+	cr_assert_not_null(mw);
+	cr_assert_eq(post_bind2(qp, mw, mr, base + 4096, 3072, IBV_ACCESS_REMOTE_WRITE, 0x34, 1),
+		     0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	memset(buf, 0, 8192);
+	m[0] = write_pkt(ROCE_OP_RC_RDMA_WRITE_FIRST, 0, base + 4096, mw->rkey, 3072, 0x41,
+			 1024);
+	burst_of(m, 1);
+	/* the window invalidated once the FIRST is in: its MIDDLE, in the
+	 * next burst, finds the key dead (NAK 0x62), writes nothing, and
+	 * the LAST after it is not served either */
+	cr_assert_eq(post_local_inv(qp, mw->rkey, 2, true), 0);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+	m[0] = write_pkt(ROCE_OP_RC_RDMA_WRITE_MIDDLE, 1, 0, 0, 0, 0x42, 1024);
+	m[1] = write_pkt(ROCE_OP_RC_RDMA_WRITE_LAST, 2, 0, 0, 0, 0x43, 1024);
+	burst_of(m, 2);
+	cr_expect(filled(4096, 1024, 0x41));
+	cr_expect(filled(5120, 2048, 0), "nothing after the invalidation");
+	/* the FIRST's ACK, then the MIDDLE's NAK, and nothing for the LAST */
+	cr_assert_eq(wire.nb_frames, 2);
+	cr_expect_eq(wire.frames[0].psn, 0);
+	cr_expect_eq(wire.frames[1].psn, 1);
 	cr_expect_eq(wire.frames[1].syndrome, ROCE_AETH_NAK_REM_ACC);
 }

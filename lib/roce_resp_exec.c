@@ -1,30 +1,30 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The responder's per-packet path for one QP, in the check order of IBA
- * 9.7 and Linux rxe's rxe_resp.c: QP state, transport, PSN (duplicates
- * re-answered, a PSN ahead of expected draws one sequence-error NAK),
- * opcode sequence, QP access flags, then per operation the decision of
- * memory-windows.md section 3 and the execution, and the answer.
+ * The responder's per-packet path for one QP, on the lcore that owns it:
+ * the checks (roce_resp_check.h, in the order of IBA 9.7 and
+ * memory-windows.md section 3), then what they accept executed -- bytes
+ * written, READ responses queued, an atomic done, a SEND placed into its
+ * receive -- and any other verdict dispatched once (resp_verdict): a
+ * drop, a refusal made an RC NAK or a UC discard (roce_resp_answer.c), a
+ * duplicate re-answered, a PSN gap's sequence NAK, or an answer to our
+ * own requests handed to the requester.
  *
- * Runs on the lcore that owns the QP; no locks, no logging, no
- * allocation but response mbufs.  The one exception is a SEND with
- * invalidate, which tries the device lock to revoke a key (rare), and
- * never waits for it: held by a control thread, the packet is dropped
- * before anything changes (inv_busy) and the requester sends it again.
+ * No locks, no logging, no allocation but answer mbufs.  The one
+ * exception is a SEND with invalidate, which tries the device lock to
+ * revoke a key (rare), and never waits for it: held by a control thread,
+ * the packet is dropped before anything changes (inv_busy) and the
+ * requester sends it again.
  */
 #include <string.h>
 
 #include <rte_branch_prediction.h>
-#include <rte_ip.h>
 #include <rte_memcpy.h>
 #include <rte_ring_elem.h>
-#include <rte_udp.h>
 
 #include "mwp_engine.h"
 #include "mwp_tsan.h"
-#include "roce_icrc.h"
 #include "roce_req.h"
-#include "roce_resp_priv.h"
+#include "roce_resp_check.h"
 
 /* ---- execution ---- */
 
@@ -74,34 +74,23 @@ copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 		copy_payload_any(dst, m, off, len);
 }
 
+/* ATOMIC at the address the checks found (8-byte aligned); its result is
+ * kept for a duplicate (never executed twice) and answered. */
 static void
 exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
-	    const struct mwp_pkt *p, const struct mwp_binding *b)
+	    const struct mwp_pkt *p, const struct mwp_resp_access *a)
 {
-	const struct roce_atmeth *a = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
-	struct mwp_access_req q = {
-		.rkey = atmeth_rkey(a), .access = IBV_ACCESS_REMOTE_ATOMIC,
-		.va = atmeth_va(a), .len = 8, .pd = qp->ibqp.pd->handle,
-		.qpn = qp->ibqp.qp_num,
-	};
+	const struct roce_atmeth *h = mwp_pkt_eh(m, p, ROCE_EH_ATMETH);
+	uint64_t *word = (uint64_t *)(void *)a->host, orig;
 	struct mwp_resp *r = &qp->resp;
-	enum mwp_deny d;
-	uint64_t *word, orig;
-	uint8_t *host;
 
-	d = mwp_access_decide(b, &q, &host);
-	if (d != MWP_DENY_NONE) {
-		mwp_resp_deny(c, qp, p->psn, d, b);
-		return;
-	}
-	allowed(b);
-	word = (uint64_t *)(void *)host;
+	allowed(a->b);
 	if (p->opcode == ROCE_OP_RC_FETCH_ADD) {
-		orig = __atomic_fetch_add(word, atmeth_swap_add(a), __ATOMIC_SEQ_CST);
+		orig = __atomic_fetch_add(word, atmeth_swap_add(h), __ATOMIC_SEQ_CST);
 	} else {
-		orig = atmeth_compare(a);
+		orig = atmeth_compare(h);
 		/* on failure orig receives the current value */
-		__atomic_compare_exchange_n(word, &orig, atmeth_swap_add(a), false,
+		__atomic_compare_exchange_n(word, &orig, atmeth_swap_add(h), false,
 					    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
 	}
 	r->atom[r->atom_next].psn = p->psn;
@@ -114,98 +103,54 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	atomic_answer(c, qp, p->psn, orig);
 }
 
-static void
+/* READ: its responses queued behind the answers owed before it, and
+ * sent as room allows (roce_resp_read.c); a full queue is an invalid
+ * request. */
+static struct mwp_verdict
 exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
-	  const struct mwp_resp_req *rq, const struct mwp_binding *b)
+	  const struct mwp_resp_access *a)
 {
-	struct mwp_access_req q = {
-		.rkey = rq->rkey, .access = IBV_ACCESS_REMOTE_READ,
-		.va = rq->va, .len = rq->len, .pd = qp->ibqp.pd->handle,
-		.qpn = qp->ibqp.qp_num,
-	};
-	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
+	const uint32_t mtu = mwp_qp_mtu_bytes(qp), len = (uint32_t)a->q.len;
 	struct mwp_resp *r = &qp->resp;
-	enum mwp_deny d;
-	uint8_t *host;
-	uint32_t npkt;
 
-	d = mwp_access_decide(b, &q, &host);
-	if (d != MWP_DENY_NONE) {
-		mwp_resp_deny(c, qp, p->psn, d, b);
-		return;
-	}
-	if (q.len != 0)
-		allowed(b);
-	/* more READs outstanding than the QP allows: invalid request */
-	if (r->rd_count >= RTE_MAX(qp->max_dest_rd_atomic, 1)) {
-		mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
-		return;
-	}
+	if (len != 0)
+		allowed(a->b);
 	/* answers stay in PSN order: the ACK owed for what came before
 	 * goes first (now, or from the queue behind earlier READs) */
 	resp_flush_ack(c, qp);
-	if (!mwp_resp_queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, true, host, c->gen)) {
-		mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
-		return;
-	}
-	npkt = q.len == 0 ? 1 : (uint32_t)((q.len + mtu - 1) / mtu);
-	r->epsn = (r->epsn + npkt) & ROCE_PSN_MASK;
+	if (!mwp_resp_queue_read(qp, a->q.va, a->q.rkey, len, p->psn, true, a->host, c->gen))
+		return mwp_verdict(MWP_V_INVALID, 0);
+	r->epsn = (r->epsn + (len == 0 ? 1 : (len + mtu - 1) / mtu)) & ROCE_PSN_MASK;
 	r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	mwp_resp_read_pump(c, qp);
+	return MWP_VERDICT_GO;
 }
 
+/* WRITE: the payload copied; a message that goes on carries its key, the
+ * next VA and the remaining length; with immediate, its receive
+ * completes. */
 static void
 exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
-	   const struct mwp_pkt *p, const struct mwp_resp_req *rq,
-	   const struct mwp_binding *b)
+	   const struct mwp_pkt *p, const struct mwp_resp_access *a)
 {
 	struct mwp_resp *r = &qp->resp;
 	const bool first = p->mask & ROCE_M_START, last = p->mask & ROCE_M_END;
-	struct mwp_access_req q = {
-		.access = IBV_ACCESS_REMOTE_WRITE, .pd = qp->ibqp.pd->handle,
-		.qpn = qp->ibqp.qp_num,
-	};
-	enum mwp_deny d;
-	uint8_t *host;
 
-	/* WITH_IMMEDIATE consumes a receive: none posted is RNR, before
-	 * any other check (rxe's CHK_RESOURCE) and before any byte moves */
-	if ((p->mask & ROCE_M_IMM) && rte_ring_count(qp->rq) == 0) {
-		mwp_resp_rnr(c, qp, p->psn);
-		return;
-	}
-	if (first) {
-		q.rkey = rq->rkey;
-		q.va = rq->va;
-		q.len = rq->len;
-	} else {
-		/* every packet re-checks the key, with the VA and the
-		 * remaining length carried from the first */
-		q.rkey = r->w_rkey;
-		q.va = r->w_va;
-		q.len = r->w_left;
-		b = mwp_keys_lookup(c->port->keys, q.rkey);
-	}
-	d = mwp_access_decide(b, &q, &host);
-	if (d == MWP_DENY_NONE)
-		d = mwp_write_len_check(first, last, p->payload_len, q.len,
-					mwp_qp_mtu_bytes(qp));
-	if (d != MWP_DENY_NONE) {
-		mwp_resp_deny(c, qp, p->psn, d, b);
-		return;
-	}
 	if (p->payload_len != 0) {
-		allowed(b);
-		copy_payload(host, m, p->payload_off, p->payload_len);
+		allowed(a->b);
+		copy_payload(a->host, m, p->payload_off, p->payload_len);
 	}
 	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;
 	if (!last) {
 		/* what the next packet of the message continues from */
 		if (first)
-			r->w_total = (uint32_t)q.len;
-		r->w_rkey = q.rkey;
-		r->w_va = q.va + p->payload_len;
-		r->w_left = q.len - p->payload_len;
+			r->w_total = (uint32_t)a->q.len;
+		r->w_rkey = a->q.rkey;
+		r->w_va = a->q.va + p->payload_len;
+		r->w_left = a->q.len - p->payload_len;
+		r->w_b = a->b;
+		r->w_queue = c->q;
+		r->w_gen = c->gen;
 		r->in_msg = ROCE_M_WRITE;
 	} else {
 		r->in_msg = 0;
@@ -217,7 +162,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		if (rte_ring_dequeue_elem(qp->rq, &rw, sizeof(rw)) == 0) {
 			MWP_TSAN_ACQUIRE(qp->rq);
 			mwp_qp_recv_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM,
-				first ? (uint32_t)q.len : r->w_total,
+				first ? (uint32_t)a->q.len : r->w_total,
 				IBV_WC_WITH_IMM,
 				((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm,
 				IBV_WC_SUCCESS);
@@ -270,7 +215,12 @@ place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	return true;
 }
 
-static void
+/* SEND, under the device lock when it invalidates: its payload placed
+ * into the receive (taken at the message's first packet); a receive too
+ * short or an SGE refused completes in error, and the request is invalid.
+ * At the last packet, the invalidation the packet carries (section 4:
+ * after the data is placed) and the receive's completion. */
+static struct mwp_verdict
 exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		 const struct mwp_pkt *p)
 {
@@ -281,42 +231,36 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 	uint32_t imm_inv = 0;
 
 	if (p->mask & ROCE_M_START) {
-		/* a broken UC message left its receive for this one */
+		/* a broken UC message left its receive for this one; the
+		 * checks saw one posted (only this lcore takes them) */
 		if (!r->recv_held) {
-			if (rte_ring_dequeue_elem(qp->rq, &r->recv, sizeof(r->recv)) != 0) {
-				mwp_resp_rnr(c, qp, p->psn);
-				return;
-			}
+			if (rte_ring_dequeue_elem(qp->rq, &r->recv, sizeof(r->recv)) != 0)
+				return mwp_verdict(MWP_V_RNR, 0);
 			MWP_TSAN_ACQUIRE(qp->rq);
 			r->recv_held = 1;
 		}
 		r->recv_len = 0;
 	}
 	if (!place_recv(c, qp, m, p)) {
-		/* local length or protection error: the receive completes in
-		 * error and the requester hears an invalid request */
+		/* a local length or protection error: the receive completes
+		 * in error */
 		r->in_msg = 0;
 		r->recv_held = 0;
 		mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0,
 				 IBV_WC_LOC_LEN_ERR);
-		if (rc)
-			mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
-		else
-			drop(c, MWP_DROP_UC_DISCARD);
-		return;
+		return mwp_verdict(MWP_V_INVALID, 0);
 	}
 	r->in_msg = last ? 0 : ROCE_M_SEND;
 	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;
 	if (!last) {
 		if (rc)
 			owe_ack(c, qp, p->psn);
-		return;
+		return MWP_VERDICT_GO;
 	}
 	if (p->mask & ROCE_M_IMM) {
 		flags = IBV_WC_WITH_IMM;
 		imm_inv = ((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm;
 	} else if (p->mask & ROCE_M_INV) {
-		/* section 4: after placing the data */
 		imm_inv = ieth_rkey(mwp_pkt_eh(m, p, ROCE_EH_IETH));
 		if (mwp_mw_remote_invalidate_locked(qp, imm_inv) == 0) {
 			flags = IBV_WC_WITH_INV;
@@ -334,9 +278,10 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 	mwp_qp_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, flags, imm_inv, status);
 	if (status != IBV_WC_SUCCESS)
 		/* never "success" for a bad invalidation (rxe ACKs it) */
-		mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
-	else if (rc)
+		return mwp_verdict(MWP_V_INVALID, 0);
+	if (rc)
 		owe_ack(c, qp, p->psn);
+	return MWP_VERDICT_GO;
 }
 
 /* A SEND; the packet that invalidates (SEND LAST/ONLY with invalidate,
@@ -345,48 +290,46 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
  * and the lcore does not wait for it.  The packet is dropped unanswered
  * with nothing changed (no receive taken, no byte placed, the PSN still
  * expected), and the requester's retry brings it again. */
-static void
+static struct mwp_verdict
 exec_send(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	  const struct mwp_pkt *p)
 {
 	pthread_mutex_t *lock = &qp->dev->lock;
+	struct mwp_verdict v;
 
-	if (likely(!(p->mask & ROCE_M_INV))) {
-		exec_send_locked(c, qp, m, p);
-		return;
-	}
-	if (pthread_mutex_trylock(lock) != 0) {
-		drop(c, MWP_DROP_INV_BUSY);
-		return;
-	}
-	exec_send_locked(c, qp, m, p);
+	if (likely(!(p->mask & ROCE_M_INV)))
+		return exec_send_locked(c, qp, m, p);
+	if (pthread_mutex_trylock(lock) != 0)
+		return mwp_verdict(MWP_V_DROP, MWP_DROP_INV_BUSY);
+	v = exec_send_locked(c, qp, m, p);
 	pthread_mutex_unlock(lock);
+	return v;
 }
 
 /* ---- duplicates (RC): re-answered, never re-executed (IBA 9.9.2) ---- */
 
 static void
-duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
-	  const struct mwp_pkt *p, const struct mwp_binding *b)
+duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
+	  const struct mwp_resp_req *rq, const struct mwp_binding *b)
 {
 	struct mwp_resp *r = &qp->resp;
 
 	r->st.duplicates++;
 	c->st->duplicates++;
 	if (p->mask & ROCE_M_READ) {
-		const struct roce_reth *h = mwp_pkt_eh(m, p, ROCE_EH_RETH);
-		struct mwp_access_req q = {
-			.rkey = reth_rkey(h), .access = IBV_ACCESS_REMOTE_READ,
-			.va = reth_va(h), .len = reth_dmalen(h),
-			.pd = qp->ibqp.pd->handle, .qpn = qp->ibqp.qp_num,
+		struct mwp_resp_access a = {
+			.q = {
+				.rkey = rq->rkey, .access = IBV_ACCESS_REMOTE_READ,
+				.va = rq->va, .len = rq->len,
+			},
+			.b = b,
 		};
-		uint8_t *host;
 
-		/* re-read memory under a fresh key check */
-		if (mwp_access_decide(b, &q, &host) == MWP_DENY_NONE) {
+		/* memory read again, under a fresh key check */
+		if (check_key(qp, &a).kind == MWP_V_GO) {
 			resp_flush_ack(c, qp);
-			mwp_resp_queue_read(qp, q.va, q.rkey, (uint32_t)q.len, p->psn, false,
-					    host, c->gen);
+			mwp_resp_queue_read(qp, a.q.va, a.q.rkey, rq->len, p->psn, false,
+					    a.host, c->gen);
 			mwp_resp_read_pump(c, qp);
 		} else {
 			drop(c, MWP_DROP_DUPLICATE);
@@ -408,135 +351,122 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 
 /* ---- the per-packet path ---- */
 
-/* A descriptor resolved at the start of the burst, unless its key was
- * revoked since (rare: look it up again). */
-static inline const struct mwp_binding *
-still_valid(const struct mwp_resp_ctx *c, const struct mwp_binding *b)
+/* Every verdict but GO, once: rq, b: what the burst found for the packet
+ * (its key's descriptor, still valid); checked: the descriptor the checks
+ * used, which a denial counts against. */
+static __rte_noinline void
+resp_verdict(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
+	     const struct mwp_pkt *p, const struct mwp_resp_req *rq,
+	     const struct mwp_binding *b, const struct mwp_binding *checked,
+	     struct mwp_verdict v)
 {
-	if (likely(c->nb_revoked == 0) || b == NULL)
-		return b;
-	if (c->nb_revoked > RTE_DIM(c->revoked))
-		return mwp_keys_lookup(c->port->keys, b->rkey);
-	for (unsigned int i = 0; i < c->nb_revoked; i++)
-		if (c->revoked[i] == b->rkey)
-			return NULL;
-	return b;
+	struct mwp_resp *r = &qp->resp;
+	enum mwp_drop e;
+
+	switch (v.kind) {
+	case MWP_V_DROP:
+		drop(c, v.code);
+		break;
+	case MWP_V_RESPONSE:
+		e = mwp_req_rx(c, qp, m, p);
+		r->st.acks_rx++;
+		if (e != MWP_DROP_NONE)
+			drop(c, e);
+		break;
+	case MWP_V_AHEAD:
+		/* one sequence-error NAK per gap */
+		if (!r->nak_seq) {
+			mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE, ROCE_AETH_NAK_PSN_SEQ,
+					r->epsn, 0);
+			r->nak_seq = 1;
+		}
+		drop(c, MWP_DROP_PSN_AHEAD);
+		break;
+	case MWP_V_DUPLICATE:
+		duplicate(c, qp, p, rq, b);
+		break;
+	default:	/* DENY, INVALID, RNR */
+		mwp_resp_refuse(c, qp, p->psn, v, checked);
+		break;
+	}
 }
 
-/* Returns true if the packet was accepted (executed or answered), false if
- * it was counted in st->drop.  rq: what the first pass found for it. */
+/* The first request of a burst on an RC QP says where its answers go:
+ * the request's addresses mirrored.  The headers of the answers are made
+ * again only when the peer's addresses or port change (mirror_flow zeroes
+ * the padding).  UC sends no answers. */
+static inline void
+resp_flow(struct mwp_resp_ctx *c, struct mwp_resp *r, const struct rte_mbuf *m,
+	  const struct mwp_pkt *p)
+{
+	struct mwp_flow f;
+
+	mwp_resp_mirror_flow(&f, m, p);
+	if (unlikely(memcmp(&f, &r->flow, sizeof(f)) != 0 || !r->tmpl.len)) {
+		r->flow = f;
+		mwp_answer_tmpl_make(&r->tmpl, &r->flow);
+	}
+	r->flow_gen = c->gen;
+}
+
+/* A request the checks so far accept: its operation's checks
+ * (roce_resp_check.h), then its execution.  rq, b: what the burst found
+ * for it; a: what the checks find. */
+static __rte_always_inline struct mwp_verdict
+resp_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+	     const struct mwp_pkt *p, const struct mwp_resp_req *rq,
+	     const struct mwp_binding *b, struct mwp_resp_access *a)
+{
+	struct mwp_verdict v;
+
+	if (p->mask & ROCE_M_WRITE) {
+		v = check_write(c, qp, p, rq, b, a);
+		if (likely(v.kind == MWP_V_GO))
+			exec_write(c, qp, m, p, a);
+		return v;
+	}
+	if (p->mask & ROCE_M_READ) {
+		v = check_read(qp, rq, b, a);
+		return v.kind == MWP_V_GO ? exec_read(c, qp, p, a) : v;
+	}
+	if (p->mask & ROCE_M_ATOMIC) {
+		v = check_atomic(qp, rq, b, a);
+		if (v.kind == MWP_V_GO)
+			exec_atomic(c, qp, m, p, a);
+		return v;
+	}
+	v = check_send(qp, p);
+	return v.kind == MWP_V_GO ? exec_send(c, qp, m, p) : v;
+}
+
+/* One packet of a QP this lcore runs: checked and executed, or its
+ * verdict dispatched.  True if accepted (executed or answered), false if
+ * counted in st->drop.  rq: what the burst found for it. */
 static inline bool
 resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	    const struct mwp_pkt *p, const struct mwp_resp_req *rq)
 {
-	const struct mwp_binding *b = rq->b;
-	struct mwp_resp *r = &qp->resp;
+	const struct mwp_binding *b = mwp_resp_still_valid(c, rq->b);
 	const bool rc = qp->ibqp.qp_type == IBV_QPT_RC;
-	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
-	uint32_t d, want;
+	struct mwp_resp *r = &qp->resp;
+	struct mwp_resp_access a;
+	struct mwp_verdict v;
 
 	c->dropped = 0;
 	r->st.rx_pkts++;
 	r->st.rx_bytes += rte_pktmbuf_pkt_len(m);
-	b = still_valid(c, b);
-	/* The responder works from RTR on; after a fatal NAK it is silent. */
-	if (unlikely((st != IBV_QPS_RTR && st != IBV_QPS_RTS) || r->err)) {
-		drop(c, MWP_DROP_QP_STATE);
-		return !c->dropped;
+	a.b = NULL;
+	a.host = NULL;
+	v = check_qp(qp, p);
+	if (likely(v.kind == MWP_V_GO)) {
+		if (rc && r->flow_gen != c->gen)
+			resp_flow(c, r, m, p);
+		v = mwp_resp_check(qp, p, rc);
 	}
-	/* a request of the QP's transport; or, on RC, an answer to our own
-	 * requests: the requester's (roce_req.c) */
-	if (unlikely(roce_opcode_transport(p->opcode) != qp->transport ||
-		     !(p->mask & ROCE_M_REQ))) {
-		if (rc && (p->mask & ROCE_M_RESP) &&
-		    roce_opcode_transport(p->opcode) == ROCE_TRANSPORT_RC) {
-			enum mwp_drop e = mwp_req_rx(c, qp, m, p);
-
-			r->st.acks_rx++;
-			if (e != MWP_DROP_NONE)
-				drop(c, e);
-			return !c->dropped;
-		}
-		drop(c, MWP_DROP_WRONG_TRANSPORT);
-		return !c->dropped;
-	}
-
-	/* Answers go where this QP's requests come from: mirrored once per
-	 * QP per burst (UC sends none). */
-	if (rc && r->flow_gen != c->gen) {
-		struct mwp_flow f;
-
-		/* the answers' headers are made again only when the peer's
-		 * addresses or port change (mirror_flow zeroes the padding) */
-		mwp_resp_mirror_flow(&f, m, p);
-		if (unlikely(memcmp(&f, &r->flow, sizeof(f)) != 0 || !r->tmpl.len)) {
-			r->flow = f;
-			mwp_answer_tmpl_make(&r->tmpl, &r->flow);
-		}
-		r->flow_gen = c->gen;
-	}
-
-	/* PSN (RC: IBA 9.7.5.1.1; UC: 9.7.5.1.2) */
-	d = (p->psn - r->epsn) & ROCE_PSN_MASK;
-	if (rc) {
-		if (unlikely(d != 0)) {
-			if (d < (ROCE_PSN_MASK + 1) / 2) {
-				/* ahead: one sequence-error NAK per gap */
-				if (!r->nak_seq) {
-					mwp_resp_answer(c, qp, ROCE_OP_RC_ACKNOWLEDGE,
-							ROCE_AETH_NAK_PSN_SEQ, r->epsn, 0);
-					r->nak_seq = 1;
-				}
-				drop(c, MWP_DROP_PSN_AHEAD);
-			} else {
-				duplicate(c, qp, m, p, b);
-			}
-			return !c->dropped;
-		}
-		r->nak_seq = 0;
-	} else if (d != 0) {
-		/* UC: a lost packet breaks the message; a new one may start
-		 * at any PSN */
-		r->in_msg = 0;
-		if (!(p->mask & ROCE_M_START)) {
-			drop(c, MWP_DROP_UC_DISCARD);
-			return !c->dropped;
-		}
-		r->epsn = p->psn;
-	}
-
-	/* opcode sequence: inside a message only its MIDDLE/LAST may come;
-	 * outside one, only a FIRST or ONLY */
-	want = r->in_msg;
-	if (unlikely(want ? !(p->mask & want) || (p->mask & ROCE_M_START) :
-			   !(p->mask & ROCE_M_START))) {
-		if (rc) {
-			mwp_resp_nak_fatal(c, qp, p->psn, ROCE_AETH_NAK_INV_REQ);
-		} else {
-			r->in_msg = 0;
-			drop(c, MWP_DROP_UC_DISCARD);
-		}
-		return !c->dropped;
-	}
-
-	/* step 1: the QP's own access flags, before any key work */
-	want = p->mask & ROCE_M_WRITE ? IBV_ACCESS_REMOTE_WRITE :
-	       p->mask & ROCE_M_READ ? IBV_ACCESS_REMOTE_READ :
-	       p->mask & ROCE_M_ATOMIC ? IBV_ACCESS_REMOTE_ATOMIC : 0;
-	if (want != 0 && mwp_qp_access_check(qp->access_flags, want) != MWP_DENY_NONE) {
-		mwp_resp_deny(c, qp, p->psn, MWP_DENY_QP_ACCESS, NULL);
-		return !c->dropped;
-	}
-
-	if (p->mask & ROCE_M_WRITE) {
-		exec_write(c, qp, m, p, rq, b);
-	} else if (p->mask & ROCE_M_READ) {
-		exec_read(c, qp, p, rq, b);
-	} else if (p->mask & ROCE_M_ATOMIC) {
-		exec_atomic(c, qp, m, p, b);
-	} else {
-		exec_send(c, qp, m, p);
-	}
+	if (likely(v.kind == MWP_V_GO))
+		v = resp_request(c, qp, m, p, rq, b, &a);
+	if (unlikely(v.kind != MWP_V_GO))
+		resp_verdict(c, qp, m, p, rq, b, a.b, v);
 	return !c->dropped;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef ROCE_RESP_QP_H
-#define ROCE_RESP_QP_H
+#ifndef ROCE_RESP_CTX_H
+#define ROCE_RESP_CTX_H
 
 /* The responder's per-QP path (roce_resp_qp.c), driven by roce_resp.c.
  * Private. */

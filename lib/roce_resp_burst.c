@@ -11,7 +11,7 @@
 #include "roce_icrc_burst.h"
 #include "roce_parse_inline.h"
 #include "roce_resp.h"
-#include "roce_resp_qp.h"
+#include "roce_resp_ctx.h"
 
 /* A RoCE NIC answers only what is addressed to it.  A port with no IP
  * address configured accepts any destination (replays of foreign traffic).
@@ -42,11 +42,27 @@ check_dest(const struct mwp_port *port, const uint8_t *d, uint32_t l3_off, bool 
 	return MWP_DROP_NONE;
 }
 
-/* The R_Key, address and length a request names in its RETH or
- * AtomicETH, if any (bth: its BTH; op: its opcode's entry). */
+/* A WRITE's later packet names no key: it goes on with its first
+ * packet's, which its QP carries (the message's next VA with it).  Read
+ * only on the queue that runs the QP; if the first packet is in this
+ * burst too, the key found for it serves (roce_resp_check.h). */
 static __rte_always_inline bool
-request_rkey(const uint8_t *bth, const struct roce_opcode_info *op,
-	     struct mwp_resp_req *q)
+continued_rkey(const struct mwp_queue *self, const struct mwp_qp *qp, struct mwp_resp_req *q)
+{
+	if ((qp->owner != self && qp->owner != NULL) || qp->resp.in_msg != ROCE_M_WRITE)
+		return false;
+	q->rkey = qp->resp.w_rkey;
+	q->va = qp->resp.w_va;
+	q->len = 0;
+	return true;
+}
+
+/* The R_Key, address and length a request names in its RETH or
+ * AtomicETH (bth: its BTH; op: its opcode's entry), or that a WRITE's
+ * later packet goes on with (continued_rkey), if any. */
+static __rte_always_inline bool
+request_rkey(const struct mwp_queue *self, const uint8_t *bth,
+	     const struct roce_opcode_info *op, struct mwp_resp_req *q)
 {
 	const struct roce_reth *reth = (const void *)roce_op_eh(bth, op, ROCE_EH_RETH);
 	const struct roce_atmeth *atm;
@@ -64,21 +80,21 @@ request_rkey(const uint8_t *bth, const struct roce_opcode_info *op,
 		q->len = sizeof(uint64_t);
 		return true;
 	}
-	return false;
+	return (op->mask & ROCE_M_WRITE) && q->qp != NULL && continued_rkey(self, q->qp, q);
 }
 
 /*
- * The rest of the first pass for a parsed frame (op: its opcode's entry;
- * its IP header at l3_off, its BTH at bth_off): its L2/L3 destination,
- * its ICRC lane (*alone: the set cannot take it), its QP and the R_Key it
- * names.  Whether the QP exists and whether the frame is a CNP count only
+ * The rest of the first pass on queue self for a parsed frame (op: its
+ * opcode's entry; its IP header at l3_off, its BTH at bth_off): its L2/L3
+ * destination, its ICRC lane (*alone: the set cannot take it), its QP and
+ * the R_Key it names.  Whether the QP exists and whether the frame is a CNP count only
  * for frames whose ICRC is good, so those verdicts wait (mwp_resp_run).
  * Inlined after each parser; after the fast one the layout arguments are
  * constants.
  */
 static __rte_always_inline enum mwp_drop
-admit(struct mwp_port *port, const struct rte_mbuf *m, const struct mwp_pkt *p,
-      const struct roce_opcode_info *op, uint32_t l3_off, uint32_t bth_off, bool ipv6,
+admit(const struct mwp_queue *self, struct mwp_port *port, const struct rte_mbuf *m,
+      const struct mwp_pkt *p, const struct roce_opcode_info *op, uint32_t l3_off, uint32_t bth_off, bool ipv6,
       struct mwp_icrc_set *ics, uint16_t i, struct mwp_resp_req *q, bool *alone)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -88,7 +104,7 @@ admit(struct mwp_port *port, const struct rte_mbuf *m, const struct mwp_pkt *p,
 		return e;
 	*alone = !mwp_icrc_set_add_at(ics, m, d, l3_off, p->icrc_off, ipv6, i);
 	q->qp = mwp_port_qp(port, p->qpn);
-	q->has_key = request_rkey(d + bth_off, op, q);
+	q->has_key = request_rkey(self, d + bth_off, op, q);
 	return MWP_DROP_NONE;
 }
 
@@ -189,14 +205,14 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 		rq[i].b = NULL;
 		op = mwp_parse_fast(m, &p[i]);
 		if (likely(op != NULL)) {
-			e = admit(port, m, &p[i], op, MWP_PARSE_FAST_L3, MWP_PARSE_FAST_BTH,
+			e = admit(q, port, m, &p[i], op, MWP_PARSE_FAST_L3, MWP_PARSE_FAST_BTH,
 				  false, &ics, i, &rq[i], &alone_crc);
 		} else {
 			/* called, not inlined: rare, and inlined it left the
 			 * fast path short of registers */
 			e = mwp_parse(m, &p[i]);
 			if (e == MWP_DROP_NONE)
-				e = admit(port, m, &p[i], &roce_opcode[p[i].opcode], p[i].l3_off,
+				e = admit(q, port, m, &p[i], &roce_opcode[p[i].opcode], p[i].l3_off,
 					  p[i].bth_off, (p[i].flags & MWP_PKT_IPV6) != 0,
 					  &ics, i, &rq[i], &alone_crc);
 		}
