@@ -380,7 +380,50 @@ int mwp_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 /* internal helpers */
 struct mwp_mr *mwp_mr_by_key(struct mwp_dev *d, uint32_t key);
 struct mwp_mw *mwp_mw_by_key(struct mwp_dev *d, uint32_t key);
+
+/* ---- completions (mwp_cq.c) ---- */
+
+/* 0, or -ENOSPC if the CQ is full (the caller keeps the completion). */
 int mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc);
+/* Deliver what is complete, in order, to the send CQ. */
+int mwp_cq_deliver_sq(struct mwp_qp *qp);
+/* The requester's: a data WQE is complete with this status (an error
+ * moves the QP to ERR). */
+void mwp_cq_send_done(struct mwp_qp *qp, struct mwp_swqe *e,
+		      enum ibv_wc_status status);
+/* The completion of receive r, which the responder took from the ring
+ * (it holds it while a SEND fills it): 0, or -ENOSPC on a CQ overrun
+ * (the QP goes to ERR). */
+int mwp_cq_recv_done(struct mwp_qp *qp, const struct mwp_rwqe *r,
+		     enum ibv_wc_opcode opcode, uint32_t byte_len,
+		     unsigned int wc_flags, uint32_t imm_or_inv,
+		     enum ibv_wc_status status);
+
+/**
+ * Complete the oldest posted receive of a QP (taken from the ring and
+ * completed in one step).
+ *
+ * @param opcode
+ *   IBV_WC_RECV or IBV_WC_RECV_RDMA_WITH_IMM.
+ * @param byte_len
+ *   Bytes placed.
+ * @param wc_flags
+ *   IBV_WC_WITH_IMM (imm_or_inv is the immediate, network order) or
+ *   IBV_WC_WITH_INV (imm_or_inv is the invalidated rkey), or 0.
+ * @param status
+ *   IBV_WC_SUCCESS or the error; an error moves the QP to ERR.
+ * @param wr_id
+ *   If not NULL, receives the WQE's wr_id.
+ * @return
+ *   0; -ENOENT if no receive is posted (the responder answers RNR);
+ *   -ENOSPC if the CQ is full (the receive stays posted, the QP goes to
+ *   ERR: a CQ overrun).
+ */
+int mwp_cq_recv_complete(struct ibv_qp *qp, enum ibv_wc_opcode opcode,
+			 uint32_t byte_len, unsigned int wc_flags,
+			 uint32_t imm_or_inv, enum ibv_wc_status status,
+			 uint64_t *wr_id);
+
 uint32_t mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw);
 
 /*
@@ -405,14 +448,8 @@ int mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w);
  * only while it holds it), deliver completions in order, flush in ERR.
  * Returns the work done. */
 int mwp_sq_run(struct mwp_qp *qp, unsigned int max);
-/* Deliver what is complete, in order, to the send CQ. */
-int mwp_sq_deliver(struct mwp_qp *qp);
 /* Drop everything without completions (RESET). */
 void mwp_sq_reset(struct mwp_qp *qp);
-/* The requester's: a data WQE is complete with this status (an error
- * moves the QP to ERR). */
-void mwp_sq_complete(struct mwp_qp *qp, struct mwp_swqe *e,
-		     enum ibv_wc_status status);
 
 /* Position pos of a QP's send queue window. */
 static inline struct mwp_swqe *
@@ -427,7 +464,7 @@ void mwp_qp_to_err(struct mwp_qp *qp);
 /**
  * A received SEND with invalidate names rkey (section 4): invalidate it if
  * it is a VALID Type 2 window bound to qp with that key.  The caller
- * holds the device lock (the lcore only tries it: roce_resp_qp.c).  No
+ * holds the device lock (the lcore only tries it: roce_resp_exec.c).  No
  * grace period is needed before the receive completes: a Type 2B window
  * is usable only through its QP, whose packets only the calling lcore
  * processes, so no other reader can still use it.
@@ -437,35 +474,6 @@ void mwp_qp_to_err(struct mwp_qp *qp);
  *   or bound to another QP): nothing is invalidated.
  */
 int mwp_mw_remote_invalidate_locked(struct mwp_qp *qp, uint32_t rkey);
-
-/**
- * Complete the oldest posted receive of a QP (the responder's call when a
- * SEND or WRITE_WITH_IMM has consumed it).
- *
- * @param opcode
- *   IBV_WC_RECV or IBV_WC_RECV_RDMA_WITH_IMM.
- * @param byte_len
- *   Bytes placed.
- * @param wc_flags
- *   IBV_WC_WITH_IMM (imm_or_inv is the immediate, network order) or
- *   IBV_WC_WITH_INV (imm_or_inv is the invalidated rkey), or 0.
- * @param status
- *   IBV_WC_SUCCESS or the error; an error moves the QP to ERR.
- * @param wr_id
- *   If not NULL, receives the WQE's wr_id.
- * @return
- *   0; -ENOENT if no receive is posted (the responder answers RNR);
- *   -ENOSPC if the CQ is full (the receive stays posted, the QP goes to
- *   ERR: a CQ overrun).
- */
-int mwp_qp_recv_done(struct mwp_qp *qp, const struct mwp_rwqe *r,
-		     enum ibv_wc_opcode opcode, uint32_t byte_len,
-		     unsigned int wc_flags, uint32_t imm_or_inv,
-		     enum ibv_wc_status status);
-int mwp_qp_recv_complete(struct ibv_qp *qp, enum ibv_wc_opcode opcode,
-			 uint32_t byte_len, unsigned int wc_flags,
-			 uint32_t imm_or_inv, enum ibv_wc_status status,
-			 uint64_t *wr_id);
 
 /* ---- engines and queues (mwp_engine.c; see mwp_engine.h) ---- */
 

@@ -330,7 +330,7 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		if (to == IBV_QPS_ERR && qp->resp.recv_held) {
 			qp->resp.recv_held = 0;
 			qp->resp.in_msg = 0;
-			mwp_qp_recv_done(qp, &qp->resp.recv, IBV_WC_RECV, 0, 0, 0,
+			mwp_cq_recv_done(qp, &qp->resp.recv, IBV_WC_RECV, 0, 0, 0,
 					 IBV_WC_WR_FLUSH_ERR);
 		}
 	}

@@ -5,7 +5,7 @@
 /*
  * The parser itself, inline (private to libmwpath): roce_parse.c wraps it
  * as mwp_parse and mwp_parse_burst, and the responder's burst loop
- * (roce_resp.c) runs it in the same pass as its own classification.
+ * (roce_resp_burst.c) runs it in the same pass as its own classification.
  */
 
 #include <rte_branch_prediction.h>

@@ -425,9 +425,9 @@ fail(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status st)
 		return;
 	if (e->rd_atomic && e->started)
 		qp->req.rd_out--;
-	mwp_sq_complete(qp, e, st);
+	mwp_cq_send_done(qp, e, st);
 	mwp_req_stop(qp);
-	mwp_sq_deliver(qp);
+	mwp_cq_deliver_sq(qp);
 }
 
 static void
@@ -435,7 +435,7 @@ complete(struct mwp_qp *qp, struct mwp_swqe *e)
 {
 	if (e->rd_atomic)
 		qp->req.rd_out--;
-	mwp_sq_complete(qp, e, IBV_WC_SUCCESS);
+	mwp_cq_send_done(qp, e, IBV_WC_SUCCESS);
 }
 
 /* A retry (timeout, sequence NAK, implicit NAK): one of retry_cnt, then
@@ -500,7 +500,7 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 			if (moved)
 				progress(qp);
 			nak_retry(qp, r->una);
-			mwp_sq_deliver(qp);
+			mwp_cq_deliver_sq(qp);
 			return false;
 		}
 		if (psn_diff(q, e->last_psn) >= 0) {
@@ -513,7 +513,7 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 	}
 	if (moved) {
 		progress(qp);
-		mwp_sq_deliver(qp);
+		mwp_cq_deliver_sq(qp);
 	}
 	return true;
 }
@@ -618,7 +618,7 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 	qp->req.st.acks++;
 	complete(qp, e);
 	progress(qp);
-	mwp_sq_deliver(qp);
+	mwp_cq_deliver_sq(qp);
 	return MWP_DROP_NONE;
 }
 
@@ -688,7 +688,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 	if (q == e->last_psn)
 		complete(qp, e);
 	progress(qp);
-	mwp_sq_deliver(qp);
+	mwp_cq_deliver_sq(qp);
 	return MWP_DROP_NONE;
 }
 
@@ -755,7 +755,7 @@ on_timer(struct mwp_timer *t, uint64_t now)
 		r->retrying = 1;
 		go_back(qp, r->una);
 	}
-	mwp_sq_deliver(qp);
+	mwp_cq_deliver_sq(qp);
 }
 
 /* ---- sending ---- */
@@ -914,7 +914,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			if (!rc) {
 				/* UC: complete once sent */
 				complete(qp, e);
-				mwp_sq_deliver(qp);
+				mwp_cq_deliver_sq(qp);
 			}
 		}
 	}

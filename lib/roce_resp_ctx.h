@@ -2,8 +2,9 @@
 #ifndef ROCE_RESP_CTX_H
 #define ROCE_RESP_CTX_H
 
-/* The responder's per-QP path (roce_resp_qp.c), driven by roce_resp.c.
- * Private. */
+/* What the responder's stages pass each other: a burst's frames as its
+ * first pass left them (roce_resp_burst.c), the burst's context, and the
+ * calls between stages (roce_resp_priv.h lists them).  Private. */
 
 #include <stdbool.h>
 
@@ -19,7 +20,7 @@ struct mwp_qp;
 /* Answers one mwp_resp_burst or mwp_resp_poll call makes at most. */
 #define MWP_RESP_TX_MAX 64
 
-/** One frame of a burst as the first passes left it (roce_resp.c). */
+/** One frame of a burst as the first pass left it (roce_resp_burst.c). */
 struct mwp_resp_req {
 	struct mwp_qp *qp;		/**< its QP, or NULL: none */
 	const struct mwp_binding *b;	/**< the key's descriptor, NULL if unknown */
