@@ -13,7 +13,7 @@ pkgs=(
 	# build
 	gcc pkg-config meson ninja-build
 	dpdk-dev libdpdk-dev libibverbs-dev libpcap-dev
-	libisal-dev      # ICRC: ISA-L's carry-less-multiply CRC-32 (see lib/roce_icrc.h)
+	libisal-dev      # ICRC: ISA-L's carry-less-multiply CRC-32 (see lib/wire/roce_icrc.h)
 	# tests
 	libcriterion-dev zlib1g-dev
 	python3 python3-scapy tshark

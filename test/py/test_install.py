@@ -142,7 +142,7 @@ class Layering(unittest.TestCase):
     def test_the_program_includes_only_installed_headers_of_the_library(self):
         with open(os.path.join(SRC, "lib", "meson.build")) as f:
             meson = f.read()
-        installed = set(re.findall(r"'(\w+\.h)'",
+        installed = set(re.findall(r"'(?:\w+/)?(\w+\.h)'",
                                    meson[meson.index("lib_headers = files("):]))
         self.assertIn("mwpath.h", installed)
         self.assertNotIn("mwp_priv.h", installed)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control path (lib/mwp_ctrl.c): ARP, IPv6 neighbour discovery and
+ * The control path (lib/port/mwp_ctrl.c): ARP, IPv6 neighbour discovery and
  * ICMP / ICMPv6 echo.  Requests are built here byte by byte; replies are
  * read field by field, their checksums recomputed with this file's own
  * RFC 1071 sum.  Every truncation and every bad field of each request is

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The neighbour table (lib/mwp_neigh.c) on a fake clock (1 GHz): a miss
+ * The neighbour table (lib/port/mwp_neigh.c) on a fake clock (1 GHz): a miss
  * asks by broadcast and waits; answers make entries REACHABLE, time makes
  * them STALE (still used, confirmed by unicast probes); unanswered probes
  * fail them for a while; unsolicited news never evicts what is in use.

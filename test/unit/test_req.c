@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The requester (lib/roce_req.c) on the test wire (wire_fixture.h): what
+ * The requester (lib/req/roce_req.c) on the test wire (wire_fixture.h): what
  * it sends for every operation, how it takes ACKs, NAKs, RNR NAKs, READ
  * responses and ATOMIC ACKs, and its retransmission state machine (IBA
  * 9.7.5.2, 9.7.6) on a clock the tests move: go-back-N on sequence and
