@@ -16,7 +16,9 @@
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>
 
-#include "mwp_priv.h"
+#include "mwp_cq.h"
+#include "mwp_engine_priv.h"
+#include "mwp_verbs.h"
 #include "mwp_engine.h"
 #include "mwp_tsan.h"
 

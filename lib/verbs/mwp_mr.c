@@ -2,7 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "mwp_priv.h"
+#include "mwp_mr.h"
+#include "mwp_verbs.h"
 
 #define MR_ACCESS_KNOWN (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
 			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC | \

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mwp_priv.h"
+#include "mwp_mw.h"
+#include "mwp_qp.h"
+#include "mwp_verbs.h"
 
 struct mwp_mw *
 mwp_mw_by_key(struct mwp_dev *d, uint32_t key)

@@ -2,7 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "mwp_priv.h"
+#include "mwp_device.h"
+#include "mwp_verbs.h"
 
 struct ibv_pd *
 mwp_alloc_pd(struct ibv_context *ctx)

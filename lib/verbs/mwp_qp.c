@@ -11,7 +11,8 @@
 #include <rte_ring_elem.h>
 
 #include "mwp_port.h"
-#include "mwp_priv.h"
+#include "mwp_qp.h"
+#include "mwp_verbs.h"
 #include "mwp_tsan.h"
 #include "roce_req.h"
 

@@ -18,7 +18,8 @@
 
 #include <rte_ring_elem.h>
 
-#include "mwp_priv.h"
+#include "mwp_qp.h"
+#include "mwp_mw.h"
 #include "mwp_tsan.h"
 #include "mwp_engine.h"
 #include "roce_req.h"

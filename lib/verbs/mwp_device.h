@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_DEVICE_H
+#define MWP_DEVICE_H
+
+/*
+ * The device (the software ibv_context) and its protection domains: the
+ * objects every other verbs object belongs to (mwp_device.c, mwp_pd.c).
+ * Each object embeds its public libibverbs struct first; to_mxxx()
+ * converts back (container_of).  Private: not installed.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <infiniband/verbs.h>
+#include <rte_common.h>
+#include <rte_rcu_qsbr.h>
+
+#include "rkey_tbl.h"
+
+/* R_Key = index << 8 | key byte.  MR and MW indices come from disjoint
+ * ranges by construction. */
+#define MWP_MR_INDEX_BASE	0x000001u
+#define MWP_MW_INDEX_BASE	0x800000u
+#define MWP_INDEX_SPAN		0x7fffffu
+#define MWP_FIRST_QPN		0x11u
+
+#define MWP_MAX_SGE		4
+#define MWP_MAX_INLINE		256
+
+struct mwp_qp;
+struct mwp_pd;
+struct mwp_cq;
+struct mwp_mr;
+struct mwp_mw;
+
+/** A device: the software ibv_context. */
+struct mwp_dev {
+	struct ibv_context ctx;		/* first: ibv_context * == mwp_dev * */
+	struct ibv_device ibdev;
+	pthread_mutex_t lock;		/* control path only */
+	struct rte_rcu_qsbr *rcu;
+	uint32_t max_readers;
+	uint32_t nb_readers;
+	uint8_t *reader_on;		/* [max_readers]: registered */
+	struct mwp_key_table *keys;
+	uint32_t max_keys;
+	int socket;
+	/* objects by index, for execution-time lookups by key */
+	struct mwp_mr **mr_by_idx;	/* [index - MWP_MR_INDEX_BASE] */
+	struct mwp_mw **mw_by_idx;	/* [index - MWP_MW_INDEX_BASE] */
+	/* key byte of each slot's next object: a reused slot gets a new
+	 * key, so a stale one is never mistaken for it */
+	uint8_t *mr_gen, *mw_gen;
+	/* no free slot below these: the lowest free slot is found without
+	 * scanning the used prefix */
+	uint32_t mr_hint, mw_hint;
+	uint32_t next_pd;
+	uint32_t next_qpn;
+	TAILQ_HEAD(, mwp_qp) qps;
+	TAILQ_HEAD(, mwp_pd) pds;
+	TAILQ_HEAD(, mwp_cq) cqs;
+	uint32_t nb_pds, nb_mrs, nb_mws, nb_cqs;
+	unsigned int id;
+};
+
+struct mwp_pd {
+	struct ibv_pd ibpd;
+	TAILQ_ENTRY(mwp_pd) next;
+	uint32_t users;			/* MRs, MWs and QPs in it */
+};
+
+#define to_mdev(c)	container_of(c, struct mwp_dev, ctx)
+#define to_mpd(p)	container_of(p, struct mwp_pd, ibpd)
+
+#endif /* MWP_DEVICE_H */
