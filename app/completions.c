@@ -60,22 +60,25 @@ app_objects_collect(struct app_objects *o)
 	}
 }
 
-unsigned int
-app_objects_pending(const struct app_objects *o)
+/* One of the send queues' counts, summed over the QPs. */
+static unsigned int
+sum_over_qps(const struct app_objects *o, unsigned int (*count)(struct ibv_qp *qp))
 {
 	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < o->nb_qps; i++)
-		n += mwp_qp_sq_queued(o->qp[i]);
+		n += count(o->qp[i]);
 	return n;
+}
+
+unsigned int
+app_objects_pending(const struct app_objects *o)
+{
+	return sum_over_qps(o, mwp_qp_sq_queued);
 }
 
 unsigned int
 app_objects_outstanding(const struct app_objects *o)
 {
-	unsigned int n = 0;
-
-	for (unsigned int i = 0; i < o->nb_qps; i++)
-		n += mwp_qp_sq_outstanding(o->qp[i]);
-	return n;
+	return sum_over_qps(o, mwp_qp_sq_outstanding);
 }

@@ -93,6 +93,41 @@ address(enum app_key_type type, const char *v, uint8_t *field, char *err, size_t
 	}
 }
 
+/* "local_write,remote_read,..." -> IBV_ACCESS_* flags, each one of allowed */
+static int
+access_flags(const char *v, uint64_t allowed, uint64_t *flags)
+{
+	char buf[256], *tok, *save;
+
+	*flags = 0;
+	if (strlen(v) >= sizeof(buf))
+		return -1;
+	strcpy(buf, v);
+	for (tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
+		size_t i;
+
+		for (i = 0; i < APP_ACCESS_NAMES; i++)
+			if (strcmp(tok, app_access_names[i].name) == 0)
+				break;
+		if (i == APP_ACCESS_NAMES || (app_access_names[i].bit & allowed) == 0)
+			return -1;
+		*flags |= app_access_names[i].bit;
+	}
+	return 0;
+}
+
+/* An access key into field: 0, or -1 with the message in err. */
+static int
+access_list(const struct app_key *e, const char *v, void *field, char *err, size_t errlen)
+{
+	uint64_t flags;
+
+	if (access_flags(v, e->max, &flags) != 0)
+		APP_KEY_FAIL("'%s' is not %s", v, e->what);
+	store(field, e->size, flags);
+	return 0;
+}
+
 int
 app_key_apply(const struct app_key *t, size_t n, const char *file, const char *sec,
 	      const char *k, const char *v, void *obj)
@@ -107,6 +142,8 @@ app_key_apply(const struct app_key *t, size_t n, const char *file, const char *s
 			continue;
 		if (e->type != APP_KEY_UINT && e->type != APP_KEY_DEC) {
 			int ret = e->type == APP_KEY_FN ? e->fn(v, obj, err, sizeof(err)) :
+				  e->type == APP_KEY_ACCESS ?
+				  access_list(e, v, (char *)obj + e->off, err, sizeof(err)) :
 				  address(e->type, v, (uint8_t *)obj + e->off, err,
 					  sizeof(err));
 

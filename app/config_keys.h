@@ -20,6 +20,8 @@ enum app_key_type {
 	APP_KEY_IPV4_MAPPED,	/* an IPv4 address as 16 bytes ::ffff:a.b.c.d */
 	APP_KEY_IPV6,		/* an IPv6 address, 16 bytes */
 	APP_KEY_MAC,		/* a unicast MAC address (struct rte_ether_addr) */
+	APP_KEY_ACCESS,		/* a list of access flags by their names
+				 * (app_access_names), into an unsigned integer */
 	APP_KEY_FN,		/* its own reader */
 };
 
@@ -39,8 +41,8 @@ struct app_key {
 				 * the address kinds: where the address goes */
 	size_t size;		/* ... of this many bytes */
 	ptrdiff_t has;		/* a bool set when the key is given, or -1 */
-	uint64_t min, max;
-	const char *what;	/* UINT/DEC: "'%s' is not <what>" */
+	uint64_t min, max;	/* ACCESS: max is the IBV_ACCESS_* flags allowed */
+	const char *what;	/* UINT/DEC/ACCESS: "'%s' is not <what>" */
 	app_key_fn fn;		/* FN */
 };
 
@@ -64,6 +66,11 @@ struct app_key {
 #define APP_KEY_ADDR(st, key, type, field, has) \
 	{ key, type, offsetof(st, field), APP_FIELD_SIZE(st, field), has, 0, 0, NULL, NULL }
 #define APP_HAS(st, has_field) ((ptrdiff_t)offsetof(st, has_field))
+/* key = a list of access flag names ("local_write,remote_read"), each
+ * of a flag in allowed, into st.field; what completes "'<value>' is not ..." */
+#define APP_KEY_ACCESS_LIST(st, key, field, allowed, what) \
+	{ key, APP_KEY_ACCESS, offsetof(st, field), APP_FIELD_SIZE(st, field), -1, \
+	  0, allowed, what, NULL }
 /* key read by fn(value, &st) */
 #define APP_KEY_READER(key, fn) { key, APP_KEY_FN, 0, 0, -1, 0, 0, NULL, fn }
 

@@ -40,31 +40,6 @@ app_fill(const struct app_mr *mr, uint8_t *mem)
 	}
 }
 
-/* "local_write,remote_read,..." -> IBV_ACCESS_* */
-static int
-access_list(const char *v, bool zero_based_ok, unsigned int *out)
-{
-	const struct app_access_name *names = app_access_names;
-	char buf[256], *tok, *save;
-
-	*out = 0;
-	if (strlen(v) >= sizeof(buf))
-		return -1;
-	strcpy(buf, v);
-	for (tok = strtok_r(buf, ", ", &save); tok != NULL; tok = strtok_r(NULL, ", ", &save)) {
-		size_t i;
-
-		for (i = 0; i < APP_ACCESS_NAMES; i++)
-			if (strcmp(tok, names[i].name) == 0)
-				break;
-		if (i == APP_ACCESS_NAMES ||
-		    (names[i].bit == IBV_ACCESS_ZERO_BASED && !zero_based_ok))
-			return -1;
-		*out |= names[i].bit;
-	}
-	return 0;
-}
-
 /* Apply each entry of sec to obj by the section's key table; stop at the
  * first error. */
 static int
@@ -84,16 +59,41 @@ each_entry(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 			return -1;
 	return 0;
 }
-/* ---- readers of the values that are not plain numbers ---- */
 
+/* A kind of section whose entries make a list, in file order. */
+struct list_kind {
+	unsigned int max;		/* entries at most */
+	const char *what;		/* "<max> <what> at most" */
+	size_t size;			/* of an entry */
+	size_t section;			/* where in it its section's name goes */
+	const struct app_key *keys;	/* the section's */
+	size_t nb_keys;
+};
+
+#define LIST_KIND(st, max, what, keys) \
+	{ max, what, sizeof(st), offsetof(st, section), keys, RTE_DIM(keys) }
+
+/*
+ * Append the entry of section sec to list (of kind k, *nb entries so far):
+ * it starts as def, takes the section's name, then its keys.
+ */
 static int
-mr_access(const char *v, void *obj, char *err, size_t errlen)
+list_append(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
+	    const struct list_kind *k, void *list, unsigned int *nb, const void *def)
 {
-	if (access_list(v, false, &((struct app_mr *)obj)->access))
-		APP_KEY_FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
-			     "remote_atomic, mw_bind", v);
-	return 0;
+	char *e = (char *)list + (size_t)*nb * k->size;
+
+	if (*nb == k->max) {
+		app_conf_err(cfg->file, sec, NULL, "%u %s at most", k->max, k->what);
+		return -1;
+	}
+	(*nb)++;
+	memcpy(e, def, k->size);
+	snprintf(e + k->section, CFG_NAME_LEN, "%s", sec);
+	return each_entry(cf, cfg, sec, k->keys, k->nb_keys, e);
 }
+
+/* ---- readers of the values that are not plain numbers ---- */
 
 static int
 mr_fill(const char *v, void *obj, char *err, size_t errlen)
@@ -114,17 +114,6 @@ qp_type(const char *v, void *obj, char *err, size_t errlen)
 	if (strcmp(v, "rc") != 0 && strcmp(v, "uc") != 0)
 		APP_KEY_FAIL("'%s' is not rc or uc", v);
 	((struct app_qp *)obj)->uc = strcmp(v, "uc") == 0;
-	return 0;
-}
-
-static int
-qp_access(const char *v, void *obj, char *err, size_t errlen)
-{
-	struct app_qp *qp = obj;
-
-	if (access_list(v, false, &qp->access) || (qp->access & IBV_ACCESS_MW_BIND))
-		APP_KEY_FAIL("'%s' is not a list of local_write, remote_write, remote_read, "
-			     "remote_atomic", v);
 	return 0;
 }
 
@@ -169,15 +158,6 @@ wr_opcode(const char *v, void *obj, char *err, size_t errlen)
 		APP_KEY_FAIL("'%s' is not an opcode (bind_mw, local_inv, send, send_with_imm, "
 			     "send_with_inv, write, write_with_imm, read, fetch_add, cmp_swap)", v);
 	((struct app_wr *)obj)->op = (enum app_wr_op)i;
-	return 0;
-}
-
-static int
-wr_access(const char *v, void *obj, char *err, size_t errlen)
-{
-	if (access_list(v, true, &((struct app_wr *)obj)->access))
-		APP_KEY_FAIL("'%s' is not a list of remote_write, remote_read, remote_atomic, "
-			     "zero_based", v);
 	return 0;
 }
 
@@ -258,11 +238,19 @@ recv_sge(const char *v, void *obj, char *err, size_t errlen)
 
 #define OBJ_MAX (APP_MAX_OBJ - 1)
 
+/* the access flags each kind takes: a QP no mw_bind, only a work request
+ * (a bind) zero_based */
+#define QP_ACCESS (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+		   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
+#define MR_ACCESS (QP_ACCESS | IBV_ACCESS_MW_BIND)
+#define WR_ACCESS (MR_ACCESS | IBV_ACCESS_ZERO_BASED)
+
 static const struct app_key mr_keys[] = {
 	APP_KEY_NUM(struct app_mr, "pd", pd, 0, OBJ_MAX, "a PD number"),
 	APP_KEY_NUM(struct app_mr, "length", length, 1, UINT32_MAX,
 		    "a length from 1 to 2^32 - 1"),
-	APP_KEY_READER("access", mr_access),
+	APP_KEY_ACCESS_LIST(struct app_mr, "access", access, MR_ACCESS, "a list of "
+			    "local_write, remote_write, remote_read, remote_atomic, mw_bind"),
 	APP_KEY_NUM_HAS(struct app_mr, "iova", iova, has_iova, 0, UINT64_MAX, "an address"),
 	APP_KEY_READER("fill", mr_fill),
 	APP_KEY_NUM_HAS(struct app_mr, "rkey", rkey, has_rkey, 0, UINT32_MAX,
@@ -284,7 +272,8 @@ static const struct app_key qp_keys[] = {
 	APP_KEY_READER("type", qp_type),
 	APP_KEY_NUM(struct app_qp, "cq", cq, 0, OBJ_MAX, "a cq number"),
 	APP_KEY_NUM(struct app_qp, "port", port, 0, RTE_MAX_ETHPORTS - 1, "a port number"),
-	APP_KEY_READER("access", qp_access),
+	APP_KEY_ACCESS_LIST(struct app_qp, "access", access, QP_ACCESS, "a list of "
+			    "local_write, remote_write, remote_read, remote_atomic"),
 	APP_KEY_NUM(struct app_qp, "remote_qpn", remote_qpn, 0, ROCE_PSN_MASK,
 		    "a 24-bit QP number"),
 	/* answers go where requests come from; our own requests go to
@@ -318,7 +307,8 @@ static const struct app_key wr_keys[] = {
 	APP_KEY_NUM(struct app_wr, "addr", addr, 0, UINT64_MAX, "a number"),
 	APP_KEY_NUM(struct app_wr, "length", length, 0, UINT64_MAX, "a number"),
 	APP_KEY_READER("sge", wr_sge),
-	APP_KEY_READER("access", wr_access),
+	APP_KEY_ACCESS_LIST(struct app_wr, "access", access, WR_ACCESS, "a list of "
+			    "remote_write, remote_read, remote_atomic, zero_based"),
 	APP_KEY_NUM(struct app_wr, "key", key, 0, 0xff, "a key byte (0 to 0xff)"),
 	APP_KEY_NUM(struct app_wr, "rkey", rkey, 0, UINT32_MAX, "a 32-bit R_Key"),
 	APP_KEY_NUM(struct app_wr, "remote_addr", remote_addr, 0, UINT64_MAX, "an address"),
@@ -340,6 +330,12 @@ static const struct app_key recv_keys[] = {
 	APP_KEY_NUM(struct app_recv, "wr_id", wr_id, 0, UINT64_MAX, "a number"),
 	APP_KEY_READER("sge", recv_sge),
 };
+
+static const struct list_kind qp_list = LIST_KIND(struct app_qp, APP_MAX_QP, "QPs", qp_keys);
+static const struct list_kind wr_list = LIST_KIND(struct app_wr, APP_MAX_WR, "work requests",
+						  wr_keys);
+static const struct list_kind recv_list = LIST_KIND(struct app_recv, APP_MAX_RECV, "receives",
+						    recv_keys);
 
 int
 app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
@@ -375,7 +371,10 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 		return each_entry(cf, cfg, sec, cq_keys, RTE_DIM(cq_keys), &cfg->cq[idx]);
 	}
 	if (strcmp(kind, "qp") == 0) {
-		struct app_qp *qp;
+		const struct app_qp def = { .qpn = (uint32_t)idx,
+			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
+			.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
+			.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
 
 		if (idx < 2 || idx > 0xffffff || cfg->nb_qps == APP_MAX_QP) {
 			app_conf_err(cfg->file, sec, NULL,
@@ -383,38 +382,14 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 				     APP_MAX_QP);
 			return -1;
 		}
-		qp = &cfg->qp[cfg->nb_qps++];
-		*qp = (struct app_qp){ .qpn = (uint32_t)idx,
-			.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-			.max_dest_rd_atomic = 16, .min_rnr_timer = 12,
-			.timeout = 14, .retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 16 };
-		snprintf(qp->section, sizeof(qp->section), "%s", sec);
-		return each_entry(cf, cfg, sec, qp_keys, RTE_DIM(qp_keys), qp);
+		return list_append(cf, cfg, sec, &qp_list, cfg->qp, &cfg->nb_qps, &def);
 	}
-	if (strcmp(kind, "wr") == 0) {
-		struct app_wr *wr;
-
-		if (cfg->nb_wrs == APP_MAX_WR) {
-			app_conf_err(cfg->file, sec, NULL, "%d work requests at most", APP_MAX_WR);
-			return -1;
-		}
-		wr = &cfg->wr[cfg->nb_wrs++];
-		*wr = (struct app_wr){ .signaled = true };
-		snprintf(wr->section, sizeof(wr->section), "%s", sec);
-		return each_entry(cf, cfg, sec, wr_keys, RTE_DIM(wr_keys), wr);
-	}
-	if (strcmp(kind, "recv") == 0) {
-		struct app_recv *r;
-
-		if (cfg->nb_recvs == APP_MAX_RECV) {
-			app_conf_err(cfg->file, sec, NULL, "%d receives at most", APP_MAX_RECV);
-			return -1;
-		}
-		r = &cfg->recv[cfg->nb_recvs++];
-		*r = (struct app_recv){ .wr_id = idx };
-		snprintf(r->section, sizeof(r->section), "%s", sec);
-		return each_entry(cf, cfg, sec, recv_keys, RTE_DIM(recv_keys), r);
-	}
+	if (strcmp(kind, "wr") == 0)
+		return list_append(cf, cfg, sec, &wr_list, cfg->wr, &cfg->nb_wrs,
+				   &(struct app_wr){ .signaled = true });
+	if (strcmp(kind, "recv") == 0)
+		return list_append(cf, cfg, sec, &recv_list, cfg->recv, &cfg->nb_recvs,
+				   &(struct app_recv){ .wr_id = idx });
 	app_conf_err(cfg->file, sec, NULL,
 		     "unknown section kind '%s' (known: port, pd, mr, mw, cq, qp, wr, recv)", kind);
 	return -1;
@@ -431,18 +406,35 @@ sge_inside(const struct app_mr *mr, const struct app_sge *g)
 	       g->length <= mr->length - (g->addr - base);
 }
 
+/* The [qp N] numbered qpn (the first, should two be), or NULL. */
+static const struct app_qp *
+find_qp(const struct app_config *cfg, uint32_t qpn)
+{
+	for (unsigned int i = 0; i < cfg->nb_qps; i++)
+		if (cfg->qp[i].qpn == qpn)
+			return &cfg->qp[i];
+	return NULL;
+}
+
+/* The [qp N] an entry names exists; else the error, against its section. */
+static bool
+need_qp(const struct app_config *cfg, const char *section, uint32_t qpn)
+{
+	if (find_qp(cfg, qpn) != NULL)
+		return true;
+	app_conf_err(cfg->file, section, "qp", "no [qp %#x]", qpn);
+	return false;
+}
+
 /* A data work request (send, write, read, atomics): its QP's transport,
  * its buffers, the peer's key. */
 static int
 check_data_wr(struct app_config *cfg, struct app_wr *wr)
 {
 	const struct app_wr_op_info *op = &app_wr_ops[wr->op];
-	const struct app_qp *qp = NULL;
+	const struct app_qp *qp = find_qp(cfg, wr->qpn);
 	uint64_t total = 0;
 
-	for (unsigned int j = 0; j < cfg->nb_qps; j++)
-		if (cfg->qp[j].qpn == wr->qpn)
-			qp = &cfg->qp[j];
 	if (op->rc_only && qp->uc) {
 		app_conf_err(cfg->file, wr->section, "opcode", "%s needs an rc QP", op->name);
 		return -1;
@@ -545,22 +537,16 @@ app_config_verbs_check(struct app_config *cfg)
 				     "needs remote_ipv4 or remote_ipv6");
 			return -1;
 		}
-		for (unsigned int j = 0; j < i; j++)
-			if (cfg->qp[j].qpn == qp->qpn) {
-				app_conf_err(cfg->file, qp->section, NULL, "QP number used twice");
-				return -1;
-			}
+		if (find_qp(cfg, qp->qpn) != qp) {
+			app_conf_err(cfg->file, qp->section, NULL, "QP number used twice");
+			return -1;
+		}
 	}
 	for (unsigned int i = 0; i < cfg->nb_recvs; i++) {
 		const struct app_recv *r = &cfg->recv[i];
-		bool found = false;
 
-		for (unsigned int j = 0; j < cfg->nb_qps; j++)
-			found |= cfg->qp[j].qpn == r->qpn;
-		if (!found) {
-			app_conf_err(cfg->file, r->section, "qp", "no [qp %#x]", r->qpn);
+		if (!need_qp(cfg, r->section, r->qpn))
 			return -1;
-		}
 		/* the range is the datapath's to check, as verbs does: an SGE
 		 * outside its region fails the receive (LOC_LEN_ERR) */
 		for (unsigned int g = 0; g < r->nb_sge; g++)
@@ -572,14 +558,9 @@ app_config_verbs_check(struct app_config *cfg)
 	}
 	for (unsigned int i = 0; i < cfg->nb_wrs; i++) {
 		struct app_wr *wr = &cfg->wr[i];
-		bool found = false;
 
-		for (unsigned int j = 0; j < cfg->nb_qps; j++)
-			found |= cfg->qp[j].qpn == wr->qpn;
-		if (!found) {
-			app_conf_err(cfg->file, wr->section, "qp", "no [qp %#x]", wr->qpn);
+		if (!need_qp(cfg, wr->section, wr->qpn))
 			return -1;
-		}
 		if (wr->op == APP_WR_BIND_MW) {
 			if (!wr->has_mw || !cfg->mw[wr->mw].present) {
 				app_conf_err(cfg->file, wr->section, "mw", "bind_mw needs an existing [mw N]");

@@ -38,7 +38,7 @@ parse_num(const char *params, uint64_t max, uint64_t *out)
 	return *end == '\0' && *out <= max;
 }
 
-static void
+static int
 port_dict(struct rte_tel_data *d, uint16_t pid)
 {
 	struct mwp_ctrl_stats c;
@@ -72,19 +72,23 @@ port_dict(struct rte_tel_data *d, uint16_t pid)
 		snprintf(name, sizeof(name), "ctrl_%s", mwp_ctrl_name(i));
 		rte_tel_data_add_dict_u64(d, name, c.c[i]);
 	}
+	return 0;
 }
 
+/*
+ * A per-port command (/mwpath/stats, /mwpath/neigh): the dict that
+ * port_fn fills for the port given as parameter, else one such dict per
+ * port ("port0", ...), leaving out the ports it fails on.
+ */
 static int
-cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+per_port(const char *params, struct rte_tel_data *d,
+	 int (*port_fn)(struct rte_tel_data *d, uint16_t pid))
 {
 	uint64_t pid;
 
-	RTE_SET_USED(cmd);
 	rte_tel_data_start_dict(d);
-	if (parse_num(params, t_run->nb_ports - 1, &pid)) {
-		port_dict(d, (uint16_t)pid);
-		return 0;
-	}
+	if (parse_num(params, t_run->nb_ports - 1, &pid))
+		return port_fn(d, (uint16_t)pid);
 	if (params != NULL && *params != '\0')
 		return -EINVAL;
 	for (uint16_t p = 0; p < t_run->nb_ports; p++) {
@@ -94,11 +98,21 @@ cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
 		if (pd == NULL)
 			return -ENOMEM;
 		rte_tel_data_start_dict(pd);
-		port_dict(pd, p);
+		if (port_fn(pd, p) != 0) {
+			rte_tel_data_free(pd);
+			continue;
+		}
 		snprintf(name, sizeof(name), "port%u", p);
 		rte_tel_data_add_dict_container(d, name, pd, 0);
 	}
 	return 0;
+}
+
+static int
+cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	RTE_SET_USED(cmd);
+	return per_port(params, d, port_dict);
 }
 
 static void
@@ -381,6 +395,11 @@ neigh_cb(const struct mwp_neigh_entry *e, uint64_t age_ms, void *arg)
 	w->shown++;
 }
 
+/* struct mwp_neigh_stats, in its order: each counter under its own name */
+#define NEIGH_STATS(_) \
+	_(lookups) _(misses) _(probes) _(learned) _(updated) _(evicted) _(failed) \
+	_(full) _(ignored)
+
 static int
 neigh_dict(struct rte_tel_data *d, uint16_t pid)
 {
@@ -396,44 +415,17 @@ neigh_dict(struct rte_tel_data *d, uint16_t pid)
 	if (w.skipped != 0)
 		rte_tel_data_add_dict_u64(d, "not_shown", w.skipped);
 	rte_tel_data_add_dict_u64(d, "size", t->size);
-	rte_tel_data_add_dict_u64(d, "lookups", st.lookups);
-	rte_tel_data_add_dict_u64(d, "misses", st.misses);
-	rte_tel_data_add_dict_u64(d, "probes", st.probes);
-	rte_tel_data_add_dict_u64(d, "learned", st.learned);
-	rte_tel_data_add_dict_u64(d, "updated", st.updated);
-	rte_tel_data_add_dict_u64(d, "evicted", st.evicted);
-	rte_tel_data_add_dict_u64(d, "failed", st.failed);
-	rte_tel_data_add_dict_u64(d, "full", st.full);
-	rte_tel_data_add_dict_u64(d, "ignored", st.ignored);
+#define _(f) rte_tel_data_add_dict_u64(d, #f, st.f);
+	NEIGH_STATS(_)
+#undef _
 	return 0;
 }
 
 static int
 cmd_neigh(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	uint64_t pid;
-
 	RTE_SET_USED(cmd);
-	rte_tel_data_start_dict(d);
-	if (parse_num(params, t_run->nb_ports - 1, &pid))
-		return neigh_dict(d, (uint16_t)pid);
-	if (params != NULL && *params != '\0')
-		return -EINVAL;
-	for (uint16_t p = 0; p < t_run->nb_ports; p++) {
-		struct rte_tel_data *pd = rte_tel_data_alloc();
-		char name[16];
-
-		if (pd == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(pd);
-		if (neigh_dict(pd, p) != 0) {
-			rte_tel_data_free(pd);
-			continue;
-		}
-		snprintf(name, sizeof(name), "port%u", p);
-		rte_tel_data_add_dict_container(d, name, pd, 0);
-	}
-	return 0;
+	return per_port(params, d, neigh_dict);
 }
 
 void
