@@ -11,8 +11,8 @@ static const char *const drop_text[MWP_DROP__MAX] = {
 #undef _
 };
 
-/* Names are the symbols in lower case, built at compile time from the same
- * list: "BAD_ICRC" -> "bad_icrc". */
+/* Names are the symbols of the same list in lower case ("BAD_ICRC" ->
+ * "bad_icrc"), made once before main(). */
 static const char *const drop_sym[MWP_DROP__MAX] = {
 	[MWP_DROP_NONE] = "NONE",
 #define _(sym, str) [MWP_DROP_##sym] = #sym,
@@ -20,12 +20,7 @@ static const char *const drop_sym[MWP_DROP__MAX] = {
 #undef _
 };
 
-static char drop_name[MWP_DROP__MAX][24];
-
-RTE_INIT(mwp_drop_names_init)
-{
-	mwp_names_lower(drop_sym, &drop_name[0][0], sizeof(drop_name[0]), MWP_DROP__MAX);
-}
+MWP_NAMES_LOWER(drop_name, drop_sym, MWP_DROP__MAX, 24)
 
 const char *
 mwp_drop_name(enum mwp_drop d)

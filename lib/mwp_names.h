@@ -8,6 +8,8 @@
 #include <ctype.h>
 #include <stddef.h>
 
+#include <rte_common.h>
+
 static inline void
 mwp_names_lower(const char *const *sym, char *out, size_t width, unsigned int n)
 {
@@ -20,5 +22,14 @@ mwp_names_lower(const char *const *sym, char *out, size_t width, unsigned int n)
 		o[j] = '\0';
 	}
 }
+
+/* Defines table, n names of width - 1 characters at most: the symbols of
+ * sym in lower case, filled by a constructor before main(). */
+#define MWP_NAMES_LOWER(table, sym, n, width)				\
+	static char table[n][width];					\
+	RTE_INIT(table##_init)						\
+	{								\
+		mwp_names_lower(sym, &table[0][0], width, n);		\
+	}
 
 #endif

@@ -18,12 +18,7 @@ static const char *const deny_sym[MWP_DENY__MAX] = {
 #undef _
 };
 
-static char deny_name[MWP_DENY__MAX][16];
-
-RTE_INIT(mwp_deny_names_init)
-{
-	mwp_names_lower(deny_sym, &deny_name[0][0], sizeof(deny_name[0]), MWP_DENY__MAX);
-}
+MWP_NAMES_LOWER(deny_name, deny_sym, MWP_DENY__MAX, 16)
 
 uint8_t
 mwp_deny_syndrome(enum mwp_deny d)

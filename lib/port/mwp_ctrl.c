@@ -49,12 +49,7 @@ static const char *const ctrl_texts[MWP_CTRL__MAX] = {
 #undef _
 };
 
-static char ctrl_name[MWP_CTRL__MAX][24];
-
-RTE_INIT(mwp_ctrl_names_init)
-{
-	mwp_names_lower(ctrl_sym, &ctrl_name[0][0], sizeof(ctrl_name[0]), MWP_CTRL__MAX);
-}
+MWP_NAMES_LOWER(ctrl_name, ctrl_sym, MWP_CTRL__MAX, 24)
 
 const char *
 mwp_ctrl_name(unsigned int c)
