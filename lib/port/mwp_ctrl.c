@@ -215,6 +215,29 @@ learn4(struct mwp_ctrl_ctx *cx, const uint8_t *ip4, const uint8_t *mac, bool sol
 			true, now);
 }
 
+/* An ARP packet for IPv4 over Ethernet from us: op 1 (request) or 2
+ * (reply), to tha/tpa (a request's tha is zero). */
+static uint8_t *
+new_arp(struct mwp_ctrl_ctx *cx, struct rte_mbuf **out, const uint8_t *dst,
+	const uint8_t *vlan, uint16_t op, const uint8_t *tha, const uint8_t *tpa)
+{
+	static const uint8_t zero6[6];
+	uint8_t *r = new_frame(cx, out, dst, vlan, RTE_ETHER_TYPE_ARP, ARP_LEN);
+
+	if (r == NULL)
+		return NULL;
+	put16(r, 1);			/* hardware: Ethernet */
+	put16(r + 2, RTE_ETHER_TYPE_IPV4);
+	r[4] = 6;
+	r[5] = 4;
+	put16(r + 6, op);
+	memcpy(r + 8, &cx->mac, 6);
+	memcpy(r + 14, &cx->ipv4, 4);
+	memcpy(r + 18, tha != NULL ? tha : zero6, 6);
+	memcpy(r + 24, tpa, 4);
+	return r;
+}
+
 static bool
 arp_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 	  const uint8_t *a, uint32_t len, uint64_t now, struct rte_mbuf **reply)
@@ -223,7 +246,6 @@ arp_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 	static const uint8_t zero4[4];
 	const uint8_t *sha = a + 8, *spa = a + 14, *tpa = a + 24;
 	uint16_t op;
-	uint8_t *r;
 
 	if (len < ARP_LEN || get16(a) != 1 || get16(a + 2) != RTE_ETHER_TYPE_IPV4 ||
 	    a[4] != 6 || a[5] != 4) {
@@ -261,18 +283,8 @@ arp_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 		learn4(cx, spa, sha, false, now);
 	if (!take_token(cx, now))
 		return true;
-	r = new_frame(cx, reply, eth + 6, vlan, RTE_ETHER_TYPE_ARP, ARP_LEN);
-	if (r == NULL)
+	if (new_arp(cx, reply, eth + 6, vlan, 2, sha, spa) == NULL)
 		return true;
-	put16(r, 1);
-	put16(r + 2, RTE_ETHER_TYPE_IPV4);
-	r[4] = 6;
-	r[5] = 4;
-	put16(r + 6, 2);
-	memcpy(r + 8, &cx->mac, 6);
-	memcpy(r + 14, &cx->ipv4, 4);
-	memcpy(r + 18, sha, 6);
-	memcpy(r + 24, spa, 4);
 	cx->st.c[MWP_CTRL_ARP_REPLY_OUT]++;
 	return true;
 }
@@ -420,6 +432,29 @@ icmp6_finish(uint8_t *ip6, uint16_t ilen)
 	put_csum(icmp + 2, sum);
 }
 
+/* A neighbour solicitation or advertisement from us, about target, with
+ * our MAC in its one option (source or target link-layer address). */
+static bool
+new_nd(struct mwp_ctrl_ctx *cx, struct rte_mbuf **out, const uint8_t *dmac,
+       const uint8_t *vlan, const uint8_t *dip, uint8_t type, uint8_t flags,
+       const uint8_t *target)
+{
+	uint8_t *r = new_icmp6(cx, out, dmac, vlan, dip, 255, ND_HLEN + 8);
+
+	if (r == NULL)
+		return false;
+	/* code, reserved bytes and padding are zero: the mbuf is not */
+	memset(r + IP6_HLEN, 0, ND_HLEN + 8);
+	r[IP6_HLEN] = type;
+	r[IP6_HLEN + 4] = flags;
+	memcpy(r + IP6_HLEN + 8, target, 16);
+	r[IP6_HLEN + ND_HLEN] = type == ND_NS ? ND_OPT_SLLA : ND_OPT_TLLA;
+	r[IP6_HLEN + ND_HLEN + 1] = 1;
+	memcpy(r + IP6_HLEN + ND_HLEN + 2, &cx->mac, 6);
+	icmp6_finish(r, ND_HLEN + 8);
+	return true;
+}
+
 static bool
 ns_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 	 const uint8_t *ip6, const uint8_t *icmp, uint32_t ilen, uint64_t now,
@@ -430,7 +465,6 @@ ns_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 	static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
 	const uint8_t *target = icmp + 8, *slla;
 	const bool dad = memcmp(ip6 + 8, unspec, 16) == 0;
-	uint8_t *r;
 
 	if (ilen < ND_HLEN || ip6[7] != 255 || icmp[1] != 0 ||
 	    !nd_option(icmp + ND_HLEN, ilen - ND_HLEN, ND_OPT_SLLA, &slla) ||
@@ -450,17 +484,10 @@ ns_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 		return true;
 	/* to the asker (DAD: to all nodes), with our address: solicited
 	 * unless DAD, override */
-	r = new_icmp6(cx, reply, dad ? all_nodes_mac : (slla != NULL ? slla : eth + 6), vlan,
-		      dad ? all_nodes : ip6 + 8, 255, ND_HLEN + 8);
-	if (r == NULL)
+	if (!new_nd(cx, reply, dad ? all_nodes_mac : (slla != NULL ? slla : eth + 6), vlan,
+		    dad ? all_nodes : ip6 + 8, ND_NA,
+		    NA_F_OVERRIDE | (dad ? 0 : NA_F_SOLICITED), cx->ipv6))
 		return true;
-	r[IP6_HLEN] = ND_NA;
-	r[IP6_HLEN + 4] = NA_F_OVERRIDE | (dad ? 0 : NA_F_SOLICITED);
-	memcpy(r + IP6_HLEN + 8, cx->ipv6, 16);
-	r[IP6_HLEN + ND_HLEN] = ND_OPT_TLLA;
-	r[IP6_HLEN + ND_HLEN + 1] = 1;
-	memcpy(r + IP6_HLEN + ND_HLEN + 2, &cx->mac, 6);
-	icmp6_finish(r, ND_HLEN + 8);
 	cx->st.c[MWP_CTRL_NA_OUT]++;
 	return true;
 }
@@ -596,24 +623,13 @@ mwp_ctrl_probe(struct mwp_ctrl_ctx *cx, const uint8_t ip[16],
 {
 	static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
 	struct rte_mbuf *m = NULL;
-	uint8_t *r;
 
 	if (mwp_ip_is_v4mapped(ip)) {
 		if (!cx->has_ipv4)
 			return NULL;
-		r = new_frame(cx, &m, dmac != NULL ? (const uint8_t *)dmac : bcast, NULL,
-			      RTE_ETHER_TYPE_ARP, ARP_LEN);
-		if (r == NULL)
+		if (new_arp(cx, &m, dmac != NULL ? (const uint8_t *)dmac : bcast, NULL, 1,
+			    NULL, ip + 12) == NULL)
 			return NULL;
-		put16(r, 1);
-		put16(r + 2, RTE_ETHER_TYPE_IPV4);
-		r[4] = 6;
-		r[5] = 4;
-		put16(r + 6, 1);
-		memcpy(r + 8, &cx->mac, 6);
-		memcpy(r + 14, &cx->ipv4, 4);
-		memset(r + 18, 0, 6);
-		memcpy(r + 24, ip + 12, 4);
 		cx->st.c[MWP_CTRL_ARP_REQUEST_OUT]++;
 		return m;
 	}
@@ -623,16 +639,9 @@ mwp_ctrl_probe(struct mwp_ctrl_ctx *cx, const uint8_t ip[16],
 		uint8_t sn[16], mmac[6] = { 0x33, 0x33, 0xff, ip[13], ip[14], ip[15] };
 
 		solicited_node(ip, sn);
-		r = new_icmp6(cx, &m, dmac != NULL ? (const uint8_t *)dmac : mmac, NULL,
-			      dmac != NULL ? ip : sn, 255, ND_HLEN + 8);
-		if (r == NULL)
+		if (!new_nd(cx, &m, dmac != NULL ? (const uint8_t *)dmac : mmac, NULL,
+			    dmac != NULL ? ip : sn, ND_NS, 0, ip))
 			return NULL;
-		r[IP6_HLEN] = ND_NS;
-		memcpy(r + IP6_HLEN + 8, ip, 16);
-		r[IP6_HLEN + ND_HLEN] = ND_OPT_SLLA;
-		r[IP6_HLEN + ND_HLEN + 1] = 1;
-		memcpy(r + IP6_HLEN + ND_HLEN + 2, &cx->mac, 6);
-		icmp6_finish(r, ND_HLEN + 8);
 		cx->st.c[MWP_CTRL_NS_OUT]++;
 		return m;
 	}

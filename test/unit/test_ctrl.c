@@ -864,6 +864,51 @@ Test(ctrl, probes_ask_by_broadcast_or_solicited_node_multicast_or_unicast)
 	cr_expect_null(mwp_ctrl_probe(&cx, PEER_IP6, NULL));
 }
 
+/* Mbufs come back from the pool holding old frames: every byte of a
+ * solicitation and an advertisement that is not a field (ICMPv6 code,
+ * reserved bits) must still be zero. */
+static void
+dirty_the_pool(void)
+{
+	static struct rte_mbuf *m[1024];
+	unsigned int n = rte_mempool_avail_count(test_mp);
+
+	/* every mbuf: the pool has no cache, so the next is any of them */
+	cr_assert_leq(n, RTE_DIM(m));
+	cr_assert_eq(rte_pktmbuf_alloc_bulk(test_mp, m, n), 0);
+	for (unsigned int i = 0; i < n; i++)
+		memset(rte_pktmbuf_mtod(m[i], uint8_t *), 0xa5, rte_pktmbuf_tailroom(m[i]));
+	rte_pktmbuf_free_bulk(m, n);
+}
+
+Test(ctrl, neighbour_discovery_from_a_dirty_pool_has_its_zero_fields_zero)
+{
+	static const uint8_t zero3[3];
+	uint8_t b[128];
+	struct rte_mbuf *r;
+	const uint8_t *ic;
+
+	dirty_the_pool();
+	r = mwp_ctrl_probe(&cx, PEER_IP6, NULL);
+	cr_assert_not_null(r);
+	ic = rte_pktmbuf_mtod(r, const uint8_t *) + 14 + 40;
+	cr_expect_eq(ic[0], 135);
+	cr_expect_eq(ic[1], 0, "code");
+	cr_expect_eq(ic[4], 0, "reserved");
+	cr_expect_arr_eq(ic + 5, zero3, 3, "reserved");
+	rte_pktmbuf_free(r);
+
+	dirty_the_pool();
+	r = feed(b, ns(b, PEER_IP6, OUR_IP6, true), 1, NULL);
+	cr_assert_not_null(r);
+	ic = rte_pktmbuf_mtod(r, const uint8_t *) + 14 + 40;
+	cr_expect_eq(ic[0], 136);
+	cr_expect_eq(ic[1], 0, "code");
+	cr_expect_eq(ic[4], 0x60);
+	cr_expect_arr_eq(ic + 5, zero3, 3, "reserved");
+	rte_pktmbuf_free(r);
+}
+
 Test(ctrl, a_probe_answered_resolves_the_neighbour)
 {
 	uint8_t b[64], ip[16];
