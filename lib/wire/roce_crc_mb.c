@@ -148,31 +148,13 @@ fold16x2(__m256i x, __m256i k, __m256i next)
 	return _mm256_xor_si256(_mm256_xor_si256(lo, hi), next);
 }
 
-/* 2 x 128 bits of folded state -> the CRC registers of both lanes:
- * reduce() on each 128-bit half at once. */
+/* 2 x 128 bits of folded state -> the CRC registers of both lanes: the
+ * reduction of each half alone (the two chains run side by side). */
 static inline TARGET256 void
-reduce2(__m256i x1, uint32_t *lo, uint32_t *hi)
+reduce2(__m256i x, uint32_t *lo, uint32_t *hi)
 {
-	const __m256i mask = _mm256_setr_epi32(~0, 0, ~0, 0, ~0, 0, ~0, 0);
-	__m256i x0 = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)k3k4));
-	__m256i x2;
-
-	x2 = _mm256_clmulepi64_epi128(x1, x0, 0x10);
-	x1 = _mm256_srli_si256(x1, 8);
-	x1 = _mm256_xor_si256(x1, x2);
-	x0 = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)k5k0));
-	x2 = _mm256_srli_si256(x1, 4);
-	x1 = _mm256_and_si256(x1, mask);
-	x1 = _mm256_clmulepi64_epi128(x1, x0, 0x00);
-	x1 = _mm256_xor_si256(x1, x2);
-	x0 = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)poly));
-	x2 = _mm256_and_si256(x1, mask);
-	x2 = _mm256_clmulepi64_epi128(x2, x0, 0x10);
-	x2 = _mm256_and_si256(x2, mask);
-	x2 = _mm256_clmulepi64_epi128(x2, x0, 0x00);
-	x1 = _mm256_xor_si256(x1, x2);
-	*lo = (uint32_t)_mm256_extract_epi32(x1, 1);
-	*hi = (uint32_t)_mm256_extract_epi32(x1, 5);
+	*lo = reduce(_mm256_castsi256_si128(x));
+	*hi = reduce(_mm256_extracti128_si256(x, 1));
 }
 
 static inline TARGET256 __m256i
