@@ -16,6 +16,7 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 
+#include "mwp_errno.h"
 #include "mwp_log.h"
 #include "mwp_mbuf.h"
 #include "mwp_priv.h"
@@ -45,10 +46,8 @@ mwp_engine_create(unsigned int id, int socket)
 	uint32_t n = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED);
 
 	e = rte_zmalloc_socket("mwp_engine", sizeof(*e), RTE_CACHE_LINE_SIZE, socket);
-	if (e == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
+	if (e == NULL)
+		return mwp_null_rte_errno(ENOMEM);
 	e->id = id;
 	e->tsc_hz = rte_get_tsc_hz();
 	e->now = rte_rdtsc();
@@ -64,8 +63,7 @@ mwp_engine_create(unsigned int id, int socket)
 		rte_ring_free(e->db);
 		rte_ring_free(e->cmd);
 		rte_free(e);
-		rte_errno = ENOMEM;
-		return NULL;
+		return mwp_null_rte_errno(ENOMEM);
 	}
 	return e;
 }
@@ -394,23 +392,18 @@ mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
 	struct mwp_queue *q;
 
 	if (queue_id >= MWP_PORT_MAX_QUEUES || port->queue[queue_id] != NULL ||
-	    e->nb_queues == MWP_ENGINE_MAX_QUEUES || st == NULL) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
+	    e->nb_queues == MWP_ENGINE_MAX_QUEUES || st == NULL)
+		return mwp_null_rte_errno(EINVAL);
 	q = rte_zmalloc("mwp_queue", sizeof(*q), RTE_CACHE_LINE_SIZE);
-	if (q == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
+	if (q == NULL)
+		return mwp_null_rte_errno(ENOMEM);
 	snprintf(name, sizeof(name), "mwp_ho%u",
 		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
 	q->handoff = rte_ring_create(name, QUEUE_HANDOFF_RING, SOCKET_ID_ANY,
 				     RING_F_SC_DEQ);
 	if (q->handoff == NULL) {
 		rte_free(q);
-		rte_errno = ENOMEM;
-		return NULL;
+		return mwp_null_rte_errno(ENOMEM);
 	}
 	q->eng = e;
 	q->port = port;

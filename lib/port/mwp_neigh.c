@@ -12,6 +12,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "mwp_errno.h"
 #include "mwp_neigh.h"
 
 #define DEFAULT_SIZE		256
@@ -40,10 +41,8 @@ mwp_neigh_create(uint32_t size, const struct mwp_neigh_params *p, uint64_t tsc_h
 		size = DEFAULT_SIZE;
 	t = rte_zmalloc_socket("mwp_neigh", sizeof(*t) + size * sizeof(t->e[0]),
 			       RTE_CACHE_LINE_SIZE, socket);
-	if (t == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
+	if (t == NULL)
+		return mwp_null_rte_errno(ENOMEM);
 	rte_spinlock_init(&t->lock);
 	t->size = size;
 	t->reachable = ms(tsc_hz, p->reachable_ms, DEFAULT_REACHABLE_MS);

@@ -6,6 +6,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "mwp_errno.h"
 #include "mwp_port.h"
 #include "mwp_priv.h"
 
@@ -20,16 +21,12 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 {
 	struct mwp_port *port;
 
-	if (conf == NULL || !mwp_mtu_valid(conf->mtu)) {
-		rte_errno = EINVAL;
-		return NULL;
-	}
+	if (conf == NULL || !mwp_mtu_valid(conf->mtu))
+		return mwp_null_rte_errno(EINVAL);
 	port = rte_zmalloc_socket("mwp_port", sizeof(*port),
 				  RTE_CACHE_LINE_SIZE, socket);
-	if (port == NULL) {
-		rte_errno = ENOMEM;
-		return NULL;
-	}
+	if (port == NULL)
+		return mwp_null_rte_errno(ENOMEM);
 	port->conf = *conf;
 	if (!rte_is_zero_ether_addr(&conf->mac)) {
 		uint8_t mask[8] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0, 0 };
@@ -45,8 +42,7 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 				       socket);
 	if (port->neigh == NULL) {
 		rte_free(port);
-		rte_errno = ENOMEM;
-		return NULL;
+		return mwp_null_rte_errno(ENOMEM);
 	}
 	return port;
 }

@@ -17,10 +17,11 @@
 #include <rte_ring_peek.h>
 
 #include "mwp_cq.h"
-#include "mwp_engine_priv.h"
-#include "mwp_verbs.h"
 #include "mwp_engine.h"
+#include "mwp_engine_priv.h"
+#include "mwp_errno.h"
 #include "mwp_tsan.h"
+#include "mwp_verbs.h"
 
 static unsigned int next_cq_id;
 
@@ -31,15 +32,11 @@ mwp_create_cq(struct ibv_context *ctx, int cqe)
 	char name[RTE_RING_NAMESIZE];
 	struct mwp_cq *cq;
 
-	if (cqe < 1 || cqe > (1 << 20)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (cqe < 1 || cqe > (1 << 20))
+		return mwp_null_errno(EINVAL);
 	cq = calloc(1, sizeof(*cq));
-	if (cq == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (cq == NULL)
+		return mwp_null_errno(ENOMEM);
 	snprintf(name, sizeof(name), "mwp_cq%u",
 		 __atomic_fetch_add(&next_cq_id, 1, __ATOMIC_RELAXED));
 	/* Producers: the executing thread; consumer: ibv_poll_cq. */
@@ -47,15 +44,11 @@ mwp_create_cq(struct ibv_context *ctx, int cqe)
 					d->socket, RING_F_EXACT_SZ);
 	if (cq->ring == NULL) {
 		free(cq);
-		errno = ENOMEM;
-		return NULL;
+		return mwp_null_errno(ENOMEM);
 	}
 	cq->ibcq.context = ctx;
 	cq->ibcq.cqe = cqe;
-	pthread_mutex_lock(&d->lock);
-	TAILQ_INSERT_TAIL(&d->cqs, cq, next);
-	d->nb_cqs++;
-	pthread_mutex_unlock(&d->lock);
+	mwp_dev_obj_add(d, &d->cqs, &cq->obj);
 	return &cq->ibcq;
 }
 
@@ -64,18 +57,13 @@ mwp_destroy_cq(struct ibv_cq *ibcq)
 {
 	struct mwp_cq *cq = to_mcq(ibcq);
 	struct mwp_dev *d = to_mdev(ibcq->context);
+	int ret = mwp_dev_obj_del(d, &d->cqs, &cq->obj);
 
-	pthread_mutex_lock(&d->lock);
-	if (cq->users != 0) {
-		pthread_mutex_unlock(&d->lock);
-		return EBUSY;
+	if (ret == 0) {
+		rte_ring_free(cq->ring);
+		free(cq);
 	}
-	TAILQ_REMOVE(&d->cqs, cq, next);
-	d->nb_cqs--;
-	pthread_mutex_unlock(&d->lock);
-	rte_ring_free(cq->ring);
-	free(cq);
-	return 0;
+	return ret;
 }
 
 int

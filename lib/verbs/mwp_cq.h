@@ -14,9 +14,8 @@ struct mwp_rwqe;
 
 struct mwp_cq {
 	struct ibv_cq ibcq;
-	TAILQ_ENTRY(mwp_cq) next;
+	struct mwp_dev_obj obj;		/* users: QPs reporting to it */
 	struct rte_ring *ring;		/* of struct ibv_wc */
-	uint32_t users;			/* QPs reporting to it */
 	uint64_t overruns;		/* completions that found it full */
 };
 

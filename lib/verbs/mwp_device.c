@@ -8,6 +8,7 @@
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 
+#include "mwp_errno.h"
 #include "mwp_log.h"
 #include "mwp_priv.h"
 
@@ -55,15 +56,11 @@ mwp_open_device(const struct mwp_device_attr *attr)
 		a.max_readers = RTE_MAX_LCORE;
 	if (attr == NULL)
 		a.socket = SOCKET_ID_ANY;
-	if (a.max_keys > MWP_INDEX_SPAN) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (a.max_keys > MWP_INDEX_SPAN)
+		return mwp_null_errno(EINVAL);
 	d = calloc(1, sizeof(*d));
-	if (d == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (d == NULL)
+		return mwp_null_errno(ENOMEM);
 	d->id = __atomic_fetch_add(&next_dev_id, 1, __ATOMIC_RELAXED);
 	d->max_keys = a.max_keys;
 	d->max_readers = a.max_readers;
@@ -104,17 +101,15 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	return &d->ctx;
 fail:
 	free_tables(d);
-	errno = ENOMEM;
-	return NULL;
+	return mwp_null_errno(ENOMEM);
 }
 
 int
 mwp_close_device(struct ibv_context *ctx)
 {
 	struct mwp_dev *d = to_mdev(ctx);
+	struct mwp_dev_obj *o;
 	struct mwp_qp *qp;
-	struct mwp_pd *pd;
-	struct mwp_cq *cq;
 
 	if (__atomic_load_n(&d->nb_readers, __ATOMIC_RELAXED) != 0)
 		return EBUSY;
@@ -130,13 +125,13 @@ mwp_close_device(struct ibv_context *ctx)
 	}
 	for (uint32_t i = 0; i < d->max_keys; i++)
 		free(d->mr_by_idx[i]);
-	while ((cq = TAILQ_FIRST(&d->cqs)) != NULL) {
-		cq->users = 0;
-		mwp_destroy_cq(&cq->ibcq);
+	while ((o = TAILQ_FIRST(&d->cqs)) != NULL) {
+		o->users = 0;	/* their QPs are gone */
+		mwp_destroy_cq(&container_of(o, struct mwp_cq, obj)->ibcq);
 	}
-	while ((pd = TAILQ_FIRST(&d->pds)) != NULL) {
-		TAILQ_REMOVE(&d->pds, pd, next);
-		free(pd);
+	while ((o = TAILQ_FIRST(&d->pds)) != NULL) {
+		TAILQ_REMOVE(&d->pds, o, next);
+		free(container_of(o, struct mwp_pd, obj));
 	}
 	mwp_keys_free(d->keys);
 	pthread_mutex_destroy(&d->lock);
@@ -226,4 +221,40 @@ mwp_device_keys_walk(struct ibv_context *ctx, mwp_keys_walk_fn fn, void *arg)
 	n = mwp_keys_walk(d->keys, fn, arg);
 	pthread_mutex_unlock(&d->lock);
 	return n;
+}
+
+/* Lowest free slot, at or above the hint (nothing below it is free):
+ * deterministic keys for a given sequence of calls.  Called locked. */
+int
+mwp_dev_slot_take(void **tbl, uint32_t n, uint32_t *hint)
+{
+	for (uint32_t i = *hint; i < n; i++)
+		if (tbl[i] == NULL) {
+			*hint = i + 1;
+			return (int)i;
+		}
+	*hint = n;
+	return -1;
+}
+
+void
+mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o)
+{
+	pthread_mutex_lock(&d->lock);
+	TAILQ_INSERT_TAIL(l, o, next);
+	pthread_mutex_unlock(&d->lock);
+}
+
+int
+mwp_dev_obj_del(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o)
+{
+	int ret = EBUSY;
+
+	pthread_mutex_lock(&d->lock);
+	if (o->users == 0) {
+		TAILQ_REMOVE(l, o, next);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return ret;
 }

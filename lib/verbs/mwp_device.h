@@ -37,6 +37,16 @@ struct mwp_mr;
 struct mwp_mw;
 
 /** A device: the software ibv_context. */
+/* What the device keeps of a PD or a CQ: its place in the device's list
+ * (to free what the program leaves at close) and how many objects use it
+ * (destroying it before them is EBUSY). */
+struct mwp_dev_obj {
+	TAILQ_ENTRY(mwp_dev_obj) next;
+	uint32_t users;
+};
+
+TAILQ_HEAD(mwp_dev_objs, mwp_dev_obj);
+
 struct mwp_dev {
 	struct ibv_context ctx;		/* first: ibv_context * == mwp_dev * */
 	struct ibv_device ibdev;
@@ -60,19 +70,26 @@ struct mwp_dev {
 	uint32_t next_pd;
 	uint32_t next_qpn;
 	TAILQ_HEAD(, mwp_qp) qps;
-	TAILQ_HEAD(, mwp_pd) pds;
-	TAILQ_HEAD(, mwp_cq) cqs;
-	uint32_t nb_pds, nb_mrs, nb_mws, nb_cqs;
+	struct mwp_dev_objs pds, cqs;
 	unsigned int id;
 };
 
 struct mwp_pd {
 	struct ibv_pd ibpd;
-	TAILQ_ENTRY(mwp_pd) next;
-	uint32_t users;			/* MRs, MWs and QPs in it */
+	struct mwp_dev_obj obj;		/* users: MRs, MWs and QPs in it */
 };
 
 #define to_mdev(c)	container_of(c, struct mwp_dev, ctx)
 #define to_mpd(p)	container_of(p, struct mwp_pd, ibpd)
+
+/* The lowest free slot of tbl[n] at or above *hint, which moves past it;
+ * -1 when none is free.  Called with the device's lock held. */
+int mwp_dev_slot_take(void **tbl, uint32_t n, uint32_t *hint);
+
+/* Puts o in list l, under the device's lock. */
+void mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o);
+
+/* Takes o out of l unless something uses it (EBUSY); 0 when taken out. */
+int mwp_dev_obj_del(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o);
 
 #endif /* MWP_DEVICE_H */

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "mwp_errno.h"
 #include "mwp_mr.h"
 #include "mwp_verbs.h"
 
@@ -21,20 +22,6 @@ mwp_mr_by_key(struct mwp_dev *d, uint32_t key)
 	return mr != NULL && mr->ibmr.lkey == key ? mr : NULL;
 }
 
-/* Lowest free slot, at or above the hint (nothing below it is free):
- * deterministic keys for a given sequence of calls. */
-static int
-alloc_slot(void **tbl, uint32_t n, uint32_t *hint)
-{
-	for (uint32_t i = *hint; i < n; i++)
-		if (tbl[i] == NULL) {
-			*hint = i + 1;
-			return (int)i;
-		}
-	*hint = n;
-	return -1;
-}
-
 /* rkey 0 with !pinned: the R_Key is the L_Key (slot and generation). */
 static struct ibv_mr *
 reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
@@ -50,23 +37,18 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
 	     !(access & IBV_ACCESS_LOCAL_WRITE)) ||
 	    iova + length - 1 < iova ||
-	    (uintptr_t)addr + length - 1 < (uintptr_t)addr) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    (uintptr_t)addr + length - 1 < (uintptr_t)addr)
+		return mwp_null_errno(EINVAL);
 	mr = calloc(1, sizeof(*mr));
-	if (mr == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (mr == NULL)
+		return mwp_null_errno(ENOMEM);
 	pthread_mutex_lock(&d->lock);
-	slot = alloc_slot((void **)d->mr_by_idx, d->max_keys, &d->mr_hint);
+	slot = mwp_dev_slot_take((void **)d->mr_by_idx, d->max_keys, &d->mr_hint);
 	b = slot < 0 ? NULL : mwp_binding_alloc(d->keys);
 	if (b == NULL) {
 		pthread_mutex_unlock(&d->lock);
 		free(mr);
-		errno = ENOMEM;
-		return NULL;
+		return mwp_null_errno(ENOMEM);
 	}
 	mr->ibmr.context = ibpd->context;
 	mr->ibmr.pd = ibpd;
@@ -121,8 +103,7 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	}
 	d->mr_gen[slot]++;
 	d->mr_by_idx[slot] = mr;
-	d->nb_mrs++;
-	to_mpd(ibpd)->users++;
+	to_mpd(ibpd)->obj.users++;
 	pthread_mutex_unlock(&d->lock);
 	return &mr->ibmr;
 fail:
@@ -132,8 +113,7 @@ fail:
 	mwp_binding_free(b);
 	mwp_binding_free(lb);
 	free(mr);
-	errno = ret == -EEXIST ? EEXIST : ENOMEM;
-	return NULL;
+	return mwp_null_errno(ret == -EEXIST ? EEXIST : ENOMEM);
 }
 
 struct ibv_mr *
@@ -172,8 +152,7 @@ mwp_dereg_mr(struct ibv_mr *ibmr)
 		mwp_keys_revoke(d->keys, ibmr->lkey);	/* a pinned R_Key's alias */
 	d->mr_by_idx[ibmr->handle] = NULL;
 	d->mr_hint = RTE_MIN(d->mr_hint, ibmr->handle);
-	d->nb_mrs--;
-	to_mpd(ibmr->pd)->users--;
+	to_mpd(ibmr->pd)->obj.users--;
 	pthread_mutex_unlock(&d->lock);
 	/* The caller may free the memory once we return: wait until no
 	 * reader can still be using the key. */

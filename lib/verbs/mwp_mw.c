@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mwp_errno.h"
 #include "mwp_mw.h"
 #include "mwp_qp.h"
 #include "mwp_verbs.h"
@@ -29,28 +30,21 @@ mwp_op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 {
 	struct mwp_dev *d = to_mdev(ibpd->context);
 	struct mwp_mw *mw;
-	uint32_t slot;
+	int slot;
 
-	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
+		return mwp_null_errno(EINVAL);
 	mw = calloc(1, sizeof(*mw));
-	if (mw == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (mw == NULL)
+		return mwp_null_errno(ENOMEM);
 	pthread_mutex_lock(&d->lock);
-	for (slot = d->mw_hint; slot < d->max_keys && d->mw_by_idx[slot] != NULL; slot++)
-		;
-	d->mw_hint = slot + 1 < d->max_keys ? slot + 1 : d->max_keys;
-	if (slot == d->max_keys) {
+	slot = mwp_dev_slot_take((void **)d->mw_by_idx, d->max_keys, &d->mw_hint);
+	if (slot < 0) {
 		pthread_mutex_unlock(&d->lock);
 		free(mw);
-		errno = ENOMEM;
-		return NULL;
+		return mwp_null_errno(ENOMEM);
 	}
-	mw->index = MWP_MW_INDEX_BASE + slot;
+	mw->index = MWP_MW_INDEX_BASE + (uint32_t)slot;
 	mw->cur_rkey = (mw->index << 8) | d->mw_gen[slot]++;
 	mw->state = MWP_MW_FREE;	/* Type 1: unbound, usable by nobody */
 	mw->ibmw.context = ibpd->context;
@@ -59,8 +53,7 @@ mwp_op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 	mw->ibmw.handle = slot;
 	mw->ibmw.type = type;
 	d->mw_by_idx[slot] = mw;
-	d->nb_mws++;
-	to_mpd(ibpd)->users++;
+	to_mpd(ibpd)->obj.users++;
 	pthread_mutex_unlock(&d->lock);
 	return &mw->ibmw;
 }
@@ -90,8 +83,7 @@ mwp_op_dealloc_mw(struct ibv_mw *ibmw)
 	revoked = mwp_mw_unbind_locked(d, mw);
 	d->mw_by_idx[mw->index - MWP_MW_INDEX_BASE] = NULL;
 	d->mw_hint = RTE_MIN(d->mw_hint, mw->index - MWP_MW_INDEX_BASE);
-	d->nb_mws--;
-	to_mpd(ibmw->pd)->users--;
+	to_mpd(ibmw->pd)->obj.users--;
 	pthread_mutex_unlock(&d->lock);
 	/* The old key must be dead for every reader when we return (C10-68). */
 	if (revoked)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "mwp_device.h"
+#include "mwp_errno.h"
 #include "mwp_verbs.h"
 
 struct ibv_pd *
@@ -11,16 +12,11 @@ mwp_alloc_pd(struct ibv_context *ctx)
 	struct mwp_dev *d = to_mdev(ctx);
 	struct mwp_pd *pd = calloc(1, sizeof(*pd));
 
-	if (pd == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	pthread_mutex_lock(&d->lock);
+	if (pd == NULL)
+		return mwp_null_errno(ENOMEM);
 	pd->ibpd.context = ctx;
-	pd->ibpd.handle = d->next_pd++;
-	TAILQ_INSERT_TAIL(&d->pds, pd, next);
-	d->nb_pds++;
-	pthread_mutex_unlock(&d->lock);
+	pd->ibpd.handle = __atomic_fetch_add(&d->next_pd, 1, __ATOMIC_RELAXED);
+	mwp_dev_obj_add(d, &d->pds, &pd->obj);
 	return &pd->ibpd;
 }
 
@@ -29,15 +25,9 @@ mwp_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct mwp_pd *pd = to_mpd(ibpd);
 	struct mwp_dev *d = to_mdev(ibpd->context);
+	int ret = mwp_dev_obj_del(d, &d->pds, &pd->obj);
 
-	pthread_mutex_lock(&d->lock);
-	if (pd->users != 0) {
-		pthread_mutex_unlock(&d->lock);
-		return EBUSY;
-	}
-	TAILQ_REMOVE(&d->pds, pd, next);
-	d->nb_pds--;
-	pthread_mutex_unlock(&d->lock);
-	free(pd);
-	return 0;
+	if (ret == 0)
+		free(pd);
+	return ret;
 }

@@ -10,10 +10,11 @@
 
 #include <rte_ring_elem.h>
 
+#include "mwp_errno.h"
 #include "mwp_port.h"
 #include "mwp_qp.h"
-#include "mwp_verbs.h"
 #include "mwp_tsan.h"
+#include "mwp_verbs.h"
 #include "roce_req.h"
 
 static unsigned int next_ring_id;
@@ -42,10 +43,8 @@ mwp_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a)
 struct ibv_qp *
 mwp_create_qp_num(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 {
-	if (qpn < 2 || qpn > ROCE_PSN_MASK) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (qpn < 2 || qpn > ROCE_PSN_MASK)
+		return mwp_null_errno(EINVAL);
 	return create_qp(ibpd, a, qpn);
 }
 
@@ -58,6 +57,16 @@ qpn_in_use(const struct mwp_dev *d, uint32_t qpn)
 		if (o->ibqp.qp_num == qpn)
 			return true;
 	return false;
+}
+
+/* A QP's memory, made or half made (the rings and the window). */
+static void
+free_qp(struct mwp_qp *qp)
+{
+	rte_ring_free(qp->sq);
+	rte_ring_free(qp->rq);
+	free(qp->swq);
+	free(qp);
 }
 
 /* qpn 0: the next free number from MWP_FIRST_QPN. */
@@ -74,15 +83,11 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	    a->recv_cq->context != ibpd->context ||
 	    cap->max_send_wr == 0 || cap->max_send_wr > 65536 ||
 	    cap->max_recv_wr > 65536 || cap->max_send_sge > MWP_MAX_SGE ||
-	    cap->max_recv_sge > MWP_MAX_SGE || cap->max_inline_data > MWP_MAX_INLINE) {
-		errno = EINVAL;
-		return NULL;
-	}
+	    cap->max_recv_sge > MWP_MAX_SGE || cap->max_inline_data > MWP_MAX_INLINE)
+		return mwp_null_errno(EINVAL);
 	qp = calloc(1, sizeof(*qp));
-	if (qp == NULL) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (qp == NULL)
+		return mwp_null_errno(ENOMEM);
 	qp->dev = d;
 	qp->max_send_wr = cap->max_send_wr;
 	qp->max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
@@ -101,12 +106,8 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	qp->swq_mask = rte_align32pow2(qp->max_send_wr) - 1;
 	qp->swq = calloc(qp->swq_mask + 1, sizeof(*qp->swq));
 	if (qp->sq == NULL || qp->rq == NULL || qp->swq == NULL) {
-		rte_ring_free(qp->sq);
-		rte_ring_free(qp->rq);
-		free(qp->swq);
-		free(qp);
-		errno = ENOMEM;
-		return NULL;
+		free_qp(qp);
+		return mwp_null_errno(ENOMEM);
 	}
 	mwp_req_init(qp);
 	qp->scq = to_mcq(a->send_cq);
@@ -117,12 +118,8 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	if (qpn != 0) {
 		if (qpn_in_use(d, qpn)) {
 			pthread_mutex_unlock(&d->lock);
-			rte_ring_free(qp->sq);
-			rte_ring_free(qp->rq);
-			free(qp->swq);
-			free(qp);
-			errno = EEXIST;
-			return NULL;
+			free_qp(qp);
+			return mwp_null_errno(EEXIST);
 		}
 	} else {
 		do
@@ -139,9 +136,9 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	qp->ibqp.state = IBV_QPS_RESET;
 	qp->ibqp.qp_type = a->qp_type;
 	qp->transport = a->qp_type == IBV_QPT_RC ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC;
-	qp->scq->users++;
-	qp->rcq->users++;
-	to_mpd(ibpd)->users++;
+	qp->scq->obj.users++;
+	qp->rcq->obj.users++;
+	to_mpd(ibpd)->obj.users++;
 	TAILQ_INSERT_TAIL(&d->qps, qp, next);
 	pthread_mutex_unlock(&d->lock);
 	return &qp->ibqp;
@@ -167,18 +164,15 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->owner != NULL)
 		mwp_engine_qp_op(qp, MWP_ENGINE_DETACH);
 	TAILQ_REMOVE(&d->qps, qp, next);
-	qp->scq->users--;
-	qp->rcq->users--;
-	to_mpd(ibqp->pd)->users--;
+	qp->scq->obj.users--;
+	qp->rcq->obj.users--;
+	to_mpd(ibqp->pd)->obj.users--;
 	pthread_mutex_unlock(&d->lock);
 	/* an lcore may be answering it: free only once every lcore has
 	 * passed a quiescent point since it left the port's table */
 	if (qp->port != NULL)
 		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
-	rte_ring_free(qp->sq);
-	rte_ring_free(qp->rq);
-	free(qp->swq);
-	free(qp);
+	free_qp(qp);
 	return 0;
 }
 
