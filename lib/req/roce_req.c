@@ -135,38 +135,24 @@ sge_span(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint32_
 	return NULL;
 }
 
-/* Copy len bytes at offset off of the WQE's data into dst. */
-static bool
-gather(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint8_t *dst,
-       uint32_t len)
+/* Copy len bytes between buf and the WQE's buffers from offset off: out of
+ * them (into_wqe false: WRITE and SEND payload) or into them (READ data;
+ * buf is then only read). */
+static inline bool
+sge_copy(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint8_t *buf,
+	 uint32_t len, bool into_wqe)
 {
 	while (len != 0) {
 		uint32_t n;
-		const uint8_t *src = sge_span(qp, w, off, len, false, &n);
+		uint8_t *sge = (uint8_t *)(uintptr_t)sge_span(qp, w, off, len, into_wqe, &n);
 
-		if (src == NULL || n == 0)
+		if (sge == NULL || n == 0)
 			return false;
-		rte_memcpy(dst, src, n);
-		dst += n;
-		off += n;
-		len -= n;
-	}
-	return true;
-}
-
-/* Place len bytes at offset off of the WQE's buffers (READ data). */
-static bool
-scatter(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off,
-	const uint8_t *src, uint32_t len)
-{
-	while (len != 0) {
-		uint32_t n;
-		uint8_t *dst = (uint8_t *)(uintptr_t)sge_span(qp, w, off, len, true, &n);
-
-		if (dst == NULL || n == 0)
-			return false;
-		rte_memcpy(dst, src, n);
-		src += n;
+		if (into_wqe)
+			rte_memcpy(sge, buf, n);
+		else
+			rte_memcpy(buf, sge, n);
+		buf += n;
 		off += n;
 		len -= n;
 	}
@@ -340,7 +326,7 @@ build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
 			if (data == NULL)
 				return -1;
 			if (span < len) {
-				if (!gather(qp, w, off, buf, len))
+				if (!sge_copy(qp, w, off, buf, len, false))
 					return -1;
 				data = buf;
 			}
@@ -676,7 +662,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 		return bad_response(qp, e);
 	if (want != 0) {
 		data = rte_pktmbuf_read(m, p->payload_off, want, tmp);
-		if (data == NULL || !scatter(qp, &e->w, off, data, want)) {
+		if (data == NULL || !sge_copy(qp, &e->w, off, (uint8_t *)(uintptr_t)data, want, true)) {
 			fail(qp, e, IBV_WC_LOC_PROT_ERR);
 			return MWP_DROP_NONE;
 		}
