@@ -100,8 +100,10 @@ admit(const struct mwp_queue *self, struct mwp_port *port, const struct rte_mbuf
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 	enum mwp_drop e = check_dest(port, d, l3_off, ipv6);
 
-	if (unlikely(e != MWP_DROP_NONE))
+	if (unlikely(e != MWP_DROP_NONE)) {
+		q->has_key = false;
 		return e;
+	}
 	*alone = !mwp_icrc_set_add_at(ics, m, d, l3_off, p->icrc_off, ipv6, i);
 	q->qp = mwp_port_qp(port, p->qpn);
 	q->has_key = request_rkey(self, d + bth_off, op, q);
@@ -201,7 +203,6 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		bytes += rte_pktmbuf_pkt_len(m);
-		rq[i].has_key = false;
 		rq[i].b = NULL;
 		op = mwp_parse_fast(m, &p[i]);
 		if (likely(op != NULL)) {
@@ -211,6 +212,7 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 			/* called, not inlined: rare, and inlined it left the
 			 * fast path short of registers */
 			e = mwp_parse(m, &p[i]);
+			rq[i].has_key = false;	/* admit says, if it is called */
 			if (e == MWP_DROP_NONE)
 				e = admit(q, port, m, &p[i], &roce_opcode[p[i].opcode], p[i].l3_off,
 					  p[i].bth_off, (p[i].flags & MWP_PKT_IPV6) != 0,

@@ -117,8 +117,8 @@ check_key(const struct mwp_qp *qp, struct mwp_resp_access *a)
 {
 	enum mwp_deny d;
 
-	a->q.pd = qp->ibqp.pd->handle;
-	a->q.qpn = qp->ibqp.qp_num;
+	a->q.pd = qp->resp.own_pd;
+	a->q.qpn = qp->resp.own_qpn;
 	d = mwp_access_decide(a->b, &a->q, &a->host);
 	return d == MWP_DENY_NONE ? MWP_VERDICT_GO : mwp_verdict(MWP_V_DENY, d);
 }

@@ -53,8 +53,8 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		} else if (seg != 0) {
 			struct mwp_access_req q = {
 				.rkey = rd->rkey, .access = IBV_ACCESS_REMOTE_READ,
-				.va = rd->va, .len = seg, .pd = qp->ibqp.pd->handle,
-				.qpn = qp->ibqp.qp_num,
+				.va = rd->va, .len = seg, .pd = qp->resp.own_pd,
+				.qpn = qp->resp.own_qpn,
 			};
 			const struct mwp_binding *b = mwp_keys_lookup(c->port->keys, rd->rkey);
 			enum mwp_deny d = mwp_access_decide(b, &q, &src);

@@ -69,6 +69,15 @@ free_qp(struct mwp_qp *qp)
 	free(qp);
 }
 
+/* The responder's state as a QP in RESET has it: nothing but who it is. */
+static void
+resp_reset(struct mwp_qp *qp)
+{
+	memset(&qp->resp, 0, sizeof(qp->resp));
+	qp->resp.own_pd = qp->ibqp.pd->handle;
+	qp->resp.own_qpn = qp->ibqp.qp_num;
+}
+
 /* qpn 0: the next free number from MWP_FIRST_QPN. */
 static struct ibv_qp *
 create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
@@ -135,6 +144,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	qp->ibqp.handle = qp->ibqp.qp_num;
 	qp->ibqp.state = IBV_QPS_RESET;
 	qp->ibqp.qp_type = a->qp_type;
+	resp_reset(qp);
 	qp->transport = a->qp_type == IBV_QPT_RC ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC;
 	qp->scq->obj.users++;
 	qp->rcq->obj.users++;
@@ -336,7 +346,7 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		else
 			mwp_req_reset(qp);
 		mwp_sq_reset(qp);	/* drops work without completions */
-		memset(&qp->resp, 0, sizeof(qp->resp));
+		resp_reset(qp);
 	}
 	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
 		mwp_req_start(qp);	/* nothing can be posted before this */

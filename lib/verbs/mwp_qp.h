@@ -121,6 +121,11 @@ struct mwp_rd {
 
 /* The responder side of a QP (memory-windows.md section 3; IBA 9.7). */
 struct mwp_resp {
+	/* what a key's owner is checked against (mwp_access_req's pd and
+	 * qpn, in that order): the QP's PD handle and number, fixed at
+	 * creation and kept here, on the responder's line */
+	uint32_t own_pd;
+	uint32_t own_qpn;
 	uint32_t epsn;		/* expected PSN */
 	uint32_t msn;		/* message sequence number */
 	uint32_t in_msg;	/* 0, or ROCE_M_SEND / ROCE_M_WRITE: mid-message */
