@@ -179,10 +179,6 @@ static int
 load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	  unsigned long idx)
 {
-	struct rte_cfgfile_entry ent[32];
-	struct mwp_port_conf *pc;
-	int n;
-
 	if (idx >= RTE_MAX_ETHPORTS) {
 		app_conf_err(cfg->file, sec, NULL, "port number must be below %d",
 			 RTE_MAX_ETHPORTS);
@@ -193,17 +189,66 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 		return -1;
 	}
 	cfg->port_present[idx] = true;
-	pc = &cfg->port[idx];
-	n = rte_cfgfile_section_entries(cf, sec, ent, RTE_DIM(ent));
-	if (n < 0) {
-		app_conf_err(cfg->file, sec, NULL, "more than %zu keys", RTE_DIM(ent));
+	return app_config_apply(cf, cfg, sec, port_keys, RTE_DIM(port_keys), &cfg->port[idx]);
+}
+
+/* ---- [device N] ---- */
+
+static int
+device_eal(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct app_device *d = obj;
+
+	if (strlen(v) >= sizeof(d->eal))
+		APP_KEY_FAIL("EAL arguments longer than %zu bytes", sizeof(d->eal) - 1);
+	strcpy(d->eal, v);
+	return 0;
+}
+
+static int
+device_progress(const char *v, void *obj, char *err, size_t errlen)
+{
+	static const char *const names[] = {
+		[APP_PROGRESS_THREAD] = "thread",
+		[APP_PROGRESS_CALLS] = "calls",
+	};
+
+	for (unsigned int i = 0; i < RTE_DIM(names); i++)
+		if (strcmp(v, names[i]) == 0) {
+			((struct app_device *)obj)->progress = (enum app_progress)i;
+			return 0;
+		}
+	APP_KEY_FAIL("'%s' is not thread or calls", v);
+}
+
+static const struct app_key device_keys[] = {
+	APP_KEY_DECIMAL(struct app_device, "port", port, 0, RTE_MAX_ETHPORTS - 1,
+			"a DPDK port number"),
+	APP_KEY_READER("eal", device_eal),
+	APP_KEY_READER("progress", device_progress),
+	APP_KEY_DECIMAL(struct app_device, "max_keys", max_keys, 1, 1 << 23,
+			"a number from 1 to 8388608"),
+};
+
+static int
+load_device(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
+	    unsigned long idx)
+{
+	struct app_device *d;
+
+	if (idx >= APP_MAX_DEVICES) {
+		app_conf_err(cfg->file, sec, NULL, "device numbers go up to %d",
+			     APP_MAX_DEVICES - 1);
 		return -1;
 	}
-	for (int i = 0; i < n; i++)
-		if (app_key_apply(port_keys, RTE_DIM(port_keys), cfg->file, sec, ent[i].name,
-				  ent[i].value, pc) != 0)
-			return -1;
-	return 0;
+	d = &cfg->device[idx];
+	if (d->present) {
+		app_conf_err(cfg->file, sec, NULL, "section appears twice");
+		return -1;
+	}
+	d->present = true;
+	d->port = (uint16_t)idx;
+	return app_config_apply(cf, cfg, sec, device_keys, RTE_DIM(device_keys), d);
 }
 
 int
@@ -258,6 +303,9 @@ app_config_load(const char *file, struct app_config *cfg)
 		}
 		if (strcmp(kind, "port") == 0) {
 			if (load_port(cf, cfg, names[i], idx) != 0)
+				goto out;
+		} else if (strcmp(kind, "device") == 0) {
+			if (load_device(cf, cfg, names[i], idx) != 0)
 				goto out;
 		} else if (app_config_verbs_section(cf, cfg, kind, names[i], idx) != 0) {
 			goto out;

@@ -125,6 +125,25 @@ struct app_recv {
 	struct app_sge sge[4];
 };
 
+#define APP_MAX_DEVICES	4	/* [device N]: mwpath0 .. mwpath3 */
+#define APP_DEVICE_EAL_LEN 1024
+
+/** How a [device N] makes progress (docs/verbs-device.md). */
+enum app_progress {
+	APP_PROGRESS_THREAD,	/* a thread of the device's, and the program's
+				 * ibv_poll_cq (the default) */
+	APP_PROGRESS_CALLS,	/* the program's ibv_poll_cq alone */
+};
+
+/** [device N]: the libibverbs device mwpathN (the mwpath app ignores it). */
+struct app_device {
+	bool present;
+	uint16_t port;			/* the DPDK port: [port N] and the EAL's Nth */
+	char eal[APP_DEVICE_EAL_LEN];	/* EAL arguments, split at spaces */
+	enum app_progress progress;
+	uint32_t max_keys;		/* regions and windows (0: the library's) */
+};
+
 /** The configuration file. */
 struct app_config {
 	const char *file;			/**< where it came from */
@@ -140,6 +159,7 @@ struct app_config {
 	unsigned int nb_wrs;
 	struct app_recv recv[APP_MAX_RECV];	/**< [recv N], in file order */
 	unsigned int nb_recvs;
+	struct app_device device[APP_MAX_DEVICES]; /**< [device N] */
 };
 
 /** The configuration's names of the IBV_ACCESS_* flags (also what
@@ -150,6 +170,16 @@ struct app_access_name {
 };
 #define APP_ACCESS_NAMES 6
 extern const struct app_access_name app_access_names[APP_ACCESS_NAMES];
+
+/**
+ * Apply each key of section sec to obj by the table keys[0..nb_keys).
+ *
+ * @return
+ *   0, or -1 after printing the error.
+ */
+struct app_key;
+int app_config_apply(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
+		     const struct app_key *keys, size_t nb_keys, void *obj);
 
 /**
  * Read and check a configuration file.  On error, prints one line naming

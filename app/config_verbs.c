@@ -42,8 +42,8 @@ app_fill(const struct app_mr *mr, uint8_t *mem)
 
 /* Apply each entry of sec to obj by the section's key table; stop at the
  * first error. */
-static int
-each_entry(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
+int
+app_config_apply(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	   const struct app_key *keys, size_t nb_keys, void *obj)
 {
 	struct rte_cfgfile_entry ent[MAX_KEYS];
@@ -90,7 +90,7 @@ list_append(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	(*nb)++;
 	memcpy(e, def, k->size);
 	snprintf(e + k->section, CFG_NAME_LEN, "%s", sec);
-	return each_entry(cf, cfg, sec, k->keys, k->nb_keys, e);
+	return app_config_apply(cf, cfg, sec, k->keys, k->nb_keys, e);
 }
 
 /* ---- readers of the values that are not plain numbers ---- */
@@ -360,15 +360,15 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 	if (strcmp(kind, "mr") == 0) {
 		cfg->mr[idx] = (struct app_mr){ .present = true, .length = 4096,
 			.access = IBV_ACCESS_LOCAL_WRITE };
-		return each_entry(cf, cfg, sec, mr_keys, RTE_DIM(mr_keys), &cfg->mr[idx]);
+		return app_config_apply(cf, cfg, sec, mr_keys, RTE_DIM(mr_keys), &cfg->mr[idx]);
 	}
 	if (strcmp(kind, "mw") == 0) {
 		cfg->mw[idx] = (struct app_mw){ .present = true, .type = 2 };
-		return each_entry(cf, cfg, sec, mw_keys, RTE_DIM(mw_keys), &cfg->mw[idx]);
+		return app_config_apply(cf, cfg, sec, mw_keys, RTE_DIM(mw_keys), &cfg->mw[idx]);
 	}
 	if (strcmp(kind, "cq") == 0) {
 		cfg->cq[idx] = (struct app_cq){ .present = true, .depth = 256 };
-		return each_entry(cf, cfg, sec, cq_keys, RTE_DIM(cq_keys), &cfg->cq[idx]);
+		return app_config_apply(cf, cfg, sec, cq_keys, RTE_DIM(cq_keys), &cfg->cq[idx]);
 	}
 	if (strcmp(kind, "qp") == 0) {
 		const struct app_qp def = { .qpn = (uint32_t)idx,
