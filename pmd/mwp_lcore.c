@@ -79,50 +79,67 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 	return nb_rx + nb_tx;
 }
 
-int
-mwp_lcore_main(void *arg)
+void
+mwp_lcore_enter(struct mwp_lcore *lc)
 {
-	struct mwp_lcore *lc = arg;
-	const uint64_t tick = (uint64_t)lc->tick_us * (rte_get_tsc_hz() / 1000000);
-	uint64_t now = rte_rdtsc();
-	uint64_t next_tick = now + tick;
-
-	__atomic_store_n(&lc->last_busy_tsc, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&lc->last_busy_tsc, rte_rdtsc(), __ATOMIC_RELAXED);
 	/* A reader of each device's key table whose QPs it answers. */
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
 		if (lc->q[i].port->ctx != NULL)
 			mwp_reader_register(lc->q[i].port->ctx, lc->lcore_id);
 	mwp_engine_start(lc->eng);
-	while (!__atomic_load_n(lc->stop, __ATOMIC_RELAXED)) {
-		unsigned int work;
+}
 
-		now = rte_rdtsc();
-		work = mwp_engine_run(lc->eng, now);
-		for (uint16_t i = 0; i < lc->nb_queues; i++)
-			work += poll_queue(lc, &lc->q[i]);
-		/*
-		 * Idle time is what this lcore itself saw: an lcore that the
-		 * OS does not schedule does not grow idle, so a loaded
-		 * machine cannot end a replay before it was read.
-		 */
-		if (work == 0)
-			__atomic_store_n(&lc->last_idle_tsc, now, __ATOMIC_RELAXED);
-		else
-			__atomic_store_n(&lc->last_busy_tsc, now, __ATOMIC_RELAXED);
-		/* holds no key-table pointer between iterations */
-		for (uint16_t i = 0; i < lc->nb_queues; i++)
-			if (lc->q[i].port->ctx != NULL)
-				mwp_reader_quiescent(lc->q[i].port->ctx, lc->lcore_id);
-		lc->iterations++;
-		if (unlikely(lc->tick != NULL && now >= next_tick)) {
-			lc->tick(lc->tick_arg);
-			next_tick = now + tick;
-		}
-	}
+unsigned int
+mwp_lcore_poll(struct mwp_lcore *lc)
+{
+	const uint64_t now = rte_rdtsc();
+	unsigned int work = mwp_engine_run(lc->eng, now);
+
+	for (uint16_t i = 0; i < lc->nb_queues; i++)
+		work += poll_queue(lc, &lc->q[i]);
+	/*
+	 * Idle time is what this lcore itself saw: an lcore that the OS
+	 * does not schedule does not grow idle, so a loaded machine cannot
+	 * end a replay before it was read.
+	 */
+	if (work == 0)
+		__atomic_store_n(&lc->last_idle_tsc, now, __ATOMIC_RELAXED);
+	else
+		__atomic_store_n(&lc->last_busy_tsc, now, __ATOMIC_RELAXED);
+	/* holds no key-table pointer between iterations */
+	for (uint16_t i = 0; i < lc->nb_queues; i++)
+		if (lc->q[i].port->ctx != NULL)
+			mwp_reader_quiescent(lc->q[i].port->ctx, lc->lcore_id);
+	lc->iterations++;
+	return work;
+}
+
+void
+mwp_lcore_leave(struct mwp_lcore *lc)
+{
 	mwp_engine_stop(lc->eng);
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
 		if (lc->q[i].port->ctx != NULL)
 			mwp_reader_unregister(lc->q[i].port->ctx, lc->lcore_id);
+}
+
+int
+mwp_lcore_main(void *arg)
+{
+	struct mwp_lcore *lc = arg;
+	const uint64_t tick = (uint64_t)lc->tick_us * (rte_get_tsc_hz() / 1000000);
+	uint64_t next_tick = rte_rdtsc() + tick;
+
+	mwp_lcore_enter(lc);
+	while (!__atomic_load_n(lc->stop, __ATOMIC_RELAXED)) {
+		mwp_lcore_poll(lc);
+		if (unlikely(lc->tick != NULL && rte_rdtsc() >= next_tick)) {
+			lc->tick(lc->tick_arg);
+			next_tick = rte_rdtsc() + tick;
+		}
+	}
+	mwp_lcore_leave(lc);
 	return 0;
 }
 

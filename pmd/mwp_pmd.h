@@ -149,6 +149,29 @@ int mwp_lcore_init(struct mwp_lcore *lc, int socket);
 void mwp_lcore_fini(struct mwp_lcore *lc);
 
 /**
+ * The calling thread becomes the lcore's poller: it registers as a reader
+ * of the key tables of its queues' devices (as reader lc->lcore_id) and
+ * runs the engine.  mwp_lcore_main is enter, mwp_lcore_poll until stop,
+ * and leave.
+ */
+void mwp_lcore_enter(struct mwp_lcore *lc);
+
+/**
+ * One iteration of the poll loop (see mwp_lcore_main), by a thread that is
+ * a registered, online reader (as lc->lcore_id) of its queues' devices and
+ * runs the engine: between mwp_lcore_enter and mwp_lcore_leave, or with
+ * the same made by hand (the libibverbs device polls from the program's
+ * calls that way).
+ *
+ * @return
+ *   The work it did (frames received and sent, engine work): 0 when idle.
+ */
+unsigned int mwp_lcore_poll(struct mwp_lcore *lc);
+
+/** The calling thread stops polling the lcore (undoes mwp_lcore_enter). */
+void mwp_lcore_leave(struct mwp_lcore *lc);
+
+/**
  * The poll loop; signature of lcore_function_t.
  *
  * Runs until *lc->stop is true, then returns 0.  On every iteration: the

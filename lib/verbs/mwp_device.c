@@ -161,7 +161,6 @@ int
 mwp_reader_register(struct ibv_context *ctx, unsigned int thread_id)
 {
 	struct mwp_dev *d = to_mdev(ctx);
-
 	int ret = 0;
 
 	pthread_mutex_lock(&d->lock);
@@ -183,11 +182,22 @@ mwp_reader_quiescent(struct ibv_context *ctx, unsigned int thread_id)
 	rte_rcu_qsbr_quiescent(to_mdev(ctx)->rcu, thread_id);
 }
 
+void
+mwp_reader_offline(struct ibv_context *ctx, unsigned int thread_id)
+{
+	rte_rcu_qsbr_thread_offline(to_mdev(ctx)->rcu, thread_id);
+}
+
+void
+mwp_reader_online(struct ibv_context *ctx, unsigned int thread_id)
+{
+	rte_rcu_qsbr_thread_online(to_mdev(ctx)->rcu, thread_id);
+}
+
 int
 mwp_reader_unregister(struct ibv_context *ctx, unsigned int thread_id)
 {
 	struct mwp_dev *d = to_mdev(ctx);
-
 	int ret = 0;
 
 	pthread_mutex_lock(&d->lock);

@@ -560,3 +560,50 @@ mwp_qp_sq_outstanding(struct ibv_qp *ibqp)
 {
 	return __atomic_load_n(&to_mqp(ibqp)->sq_used, __ATOMIC_ACQUIRE);
 }
+
+int
+mwp_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int attr_mask,
+	     struct ibv_qp_init_attr *init)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+
+	RTE_SET_USED(attr_mask);
+	if (a == NULL || init == NULL)
+		return EINVAL;
+	memset(a, 0, sizeof(*a));
+	memset(init, 0, sizeof(*init));
+	pthread_mutex_lock(&qp->dev->lock);
+	a->qp_state = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
+	a->cur_qp_state = a->qp_state;
+	a->path_mtu = qp->path_mtu;
+	a->path_mig_state = IBV_MIG_MIGRATED;
+	a->qkey = 0;
+	a->rq_psn = qp->rq_psn;
+	a->sq_psn = qp->sq_psn;
+	a->dest_qp_num = qp->dest_qpn;
+	a->qp_access_flags = (int)qp->access_flags;
+	a->cap.max_send_wr = qp->max_send_wr;
+	a->cap.max_recv_wr = qp->max_recv_wr;
+	a->cap.max_send_sge = qp->max_send_sge;
+	a->cap.max_recv_sge = qp->max_recv_sge;
+	a->cap.max_inline_data = qp->max_inline;
+	a->ah_attr.is_global = 1;
+	memcpy(a->ah_attr.grh.dgid.raw, qp->peer_gid, 16);
+	a->ah_attr.grh.hop_limit = 64;
+	a->ah_attr.port_num = qp->port_num;
+	a->port_num = qp->port_num;
+	a->max_rd_atomic = qp->max_rd_atomic;
+	a->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	a->min_rnr_timer = qp->min_rnr_timer;
+	a->timeout = qp->timeout;
+	a->retry_cnt = qp->retry_cnt;
+	a->rnr_retry = qp->rnr_retry;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = a->cap;
+	init->qp_type = ibqp->qp_type;
+	init->sq_sig_all = qp->sq_sig_all;
+	pthread_mutex_unlock(&qp->dev->lock);
+	return 0;
+}

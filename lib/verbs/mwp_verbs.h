@@ -173,6 +173,18 @@ unsigned int mwp_qp_sq_outstanding(struct ibv_qp *qp);
  */
 int mwp_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask);
 
+/**
+ * ibv_query_qp: the QP's attributes as its creation and the modifications
+ * since set them (every field, whatever attr_mask asks: a superset is
+ * what verbs allows), and its creation attributes with the capacities it
+ * has.
+ *
+ * @return
+ *   0, or EINVAL (attr or init NULL).
+ */
+int mwp_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr_mask,
+		 struct ibv_qp_init_attr *init);
+
 /** ibv_destroy_qp: 0; outstanding work is dropped without completions.  A
  *  QP on a port is freed after the RCU readers' quiescent reports (not
  *  from a reader). */
@@ -231,6 +243,14 @@ int mwp_reader_register(struct ibv_context *ctx, unsigned int thread_id);
 
 /** Report a quiescent state: the reader holds no key table pointer. */
 void mwp_reader_quiescent(struct ibv_context *ctx, unsigned int thread_id);
+
+/** A registered reader stops reading for a while (it holds no pointer):
+ *  grace periods stop waiting for it until it is online again.  For a
+ *  reader that polls only now and then (a program's own verbs calls). */
+void mwp_reader_offline(struct ibv_context *ctx, unsigned int thread_id);
+
+/** A reader that went offline reads again. */
+void mwp_reader_online(struct ibv_context *ctx, unsigned int thread_id);
 
 /** Unregister a reader (it goes offline first). */
 int mwp_reader_unregister(struct ibv_context *ctx, unsigned int thread_id);
