@@ -19,6 +19,7 @@ pkgs=(
 	python3 python3-scapy tshark
 	iproute2 iputils-ping	# live tests: veths, namespaces, ping
 	clang            # libFuzzer target
+	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
 )
 if [[ ${1:-} == --bench ]]; then
 	pkgs+=(dpdk)     # dpdk-testpmd, the baseline of bench/

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_IBV_H
+#define MWP_IBV_H
+
+/*
+ * libmwpath-ibverbs: mwpath as a libibverbs device for unmodified
+ * programs, loaded with LD_PRELOAD (provider/mwpath-run does it).  It
+ * defines the exported functions of libibverbs.so.1 that take a device,
+ * a context or an object: for mwpath's devices it answers itself, for any
+ * other it calls the real function (found with dlvsym in the real
+ * library).  docs/verbs-device.md gives the reasons for this route and
+ * the list.  Private to provider/.
+ */
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <infiniband/verbs.h>
+
+#include "config.h"
+#include "mwp_pmd.h"
+#include "mwpath.h"
+
+/* Reader id of the thread that polls in the program's calls: above any
+ * EAL lcore id. */
+#define MWP_IBV_READER		(RTE_MAX_LCORE - 1)
+
+/* GID table of a port: ::ffff:IPv4 (RoCE v2), then IPv6 (RoCE v2). */
+#define MWP_IBV_MAX_GIDS	2
+
+/** One configured device, [device N] of $MWPATH_CONFIG: mwpathN. */
+struct mwp_ibv_dev {
+	struct ibv_device dev;		/* what ibv_get_device_list hands out */
+	unsigned int index;		/* N */
+	struct app_device conf;		/* [device N] */
+	struct mwp_port_conf pc;	/* [port conf.port] */
+	union ibv_gid gid[MWP_IBV_MAX_GIDS];
+	unsigned int nb_gids;
+	uint64_t guid;			/* EUI-64 of the MAC, network order */
+
+	/* open: from the first ibv_open_device to the end of the process */
+	pthread_mutex_t lock;		/* open/close */
+	unsigned int refs;		/* contexts the program holds */
+	struct ibv_context *ctx;	/* the library's device */
+	struct mwp_port *port;
+	struct rte_mempool *mp;
+	struct mwp_lcore lc;
+	bool stop;
+	pthread_t thread;		/* the progress thread, unless calls only */
+	bool has_thread;
+	int failed;			/* the first open's errno: every open's */
+	pthread_mutex_t poll;		/* one poller at a time */
+};
+
+/* ---- the real libibverbs (mwp_ibv_real.c) ---- */
+
+/** The real library's functions that mwpath forwards to. */
+struct mwp_ibv_real {
+	struct ibv_device **(*get_device_list)(int *num);
+	void (*free_device_list)(struct ibv_device **list);
+	const char *(*get_device_name)(struct ibv_device *dev);
+	__be64 (*get_device_guid)(struct ibv_device *dev);
+	int (*get_device_index)(struct ibv_device *dev);
+	struct ibv_context *(*open_device)(struct ibv_device *dev);
+	int (*close_device)(struct ibv_context *ctx);
+	int (*query_device)(struct ibv_context *ctx, struct ibv_device_attr *attr);
+	int (*query_port)(struct ibv_context *ctx, uint8_t port, void *attr);
+	int (*query_gid)(struct ibv_context *ctx, uint8_t port, int index, union ibv_gid *gid);
+	int (*query_gid_ex)(struct ibv_context *ctx, uint32_t port, uint32_t index,
+			    struct ibv_gid_entry *entry, uint32_t flags, size_t size);
+	ssize_t (*query_gid_table)(struct ibv_context *ctx, struct ibv_gid_entry *entries,
+				   size_t max, uint32_t flags, size_t size);
+	int (*query_gid_type)(struct ibv_context *ctx, uint8_t port, unsigned int index,
+			      int *type);
+	int (*query_pkey)(struct ibv_context *ctx, uint8_t port, int index, __be16 *pkey);
+	int (*get_pkey_index)(struct ibv_context *ctx, uint8_t port, __be16 pkey);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *ctx);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t len, int access);
+	struct ibv_mr *(*reg_mr_iova)(struct ibv_pd *pd, void *addr, size_t len,
+				      uint64_t iova, int access);
+	struct ibv_mr *(*reg_mr_iova2)(struct ibv_pd *pd, void *addr, size_t len,
+				       uint64_t iova, unsigned int access);
+	int (*dereg_mr)(struct ibv_mr *mr);
+	struct ibv_cq *(*create_cq)(struct ibv_context *ctx, int cqe, void *cq_context,
+				    struct ibv_comp_channel *channel, int comp_vector);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
+			struct ibv_qp_init_attr *init);
+	int (*destroy_qp)(struct ibv_qp *qp);
+};
+
+extern struct mwp_ibv_real mwp_ibv_real;
+
+/** Find the real library's functions (once; thread-safe).  0 or ENOENT. */
+int mwp_ibv_real_init(void);
+
+/** One more function of the real library (version NULL: its default);
+ *  the program cannot go on without it: a missing one aborts. */
+void *mwp_ibv_real_sym(const char *name, const char *version);
+
+/* ---- mwpath's devices (mwp_ibv_device.c) ---- */
+
+/** The configured devices (read once from $MWPATH_CONFIG). */
+unsigned int mwp_ibv_devices(struct mwp_ibv_dev **devs);
+
+/** The mwpath device dev is, or NULL: another provider's. */
+struct mwp_ibv_dev *mwp_ibv_dev_of(const struct ibv_device *dev);
+
+/** The mwpath device of a context, or NULL: another provider's. */
+static inline struct mwp_ibv_dev *
+mwp_ibv_ctx_dev(const struct ibv_context *ctx)
+{
+	return ctx != NULL ? mwp_ibv_dev_of(ctx->device) : NULL;
+}
+
+/** Open (the first time: start DPDK and the port) and hold the device. */
+struct ibv_context *mwp_ibv_open(struct mwp_ibv_dev *d);
+
+/** Let go of one hold. */
+int mwp_ibv_close(struct mwp_ibv_dev *d);
+
+/** Run the datapath once if no other thread is (progress in calls).
+ *  Returns the work done: 0 when idle or busy elsewhere. */
+unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);
+
+#endif /* MWP_IBV_H */

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mwpath's devices: [device N] sections of the configuration that
+ * $MWPATH_CONFIG names, each a DPDK port with its [port N] addresses.
+ * Opening one starts DPDK in the program (once: the EAL cannot start
+ * twice in a process) with the section's EAL arguments, then the port,
+ * an engine and the library's device; the datapath runs in the program's
+ * own verbs calls (ibv_poll_cq) until the process ends.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include "mwp_ibv.h"
+
+#define EAL_MAX_ARGS	64
+#define NB_MBUFS	8191
+#define MBUF_CACHE	256
+
+static struct mwp_ibv_dev devs[APP_MAX_DEVICES];
+static unsigned int nb_devs;
+static pthread_once_t read_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t eal_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool eal_up;
+
+/* EUI-64 from the MAC (RFC 4291, appendix A), as IB GUIDs are made. */
+static uint64_t
+guid_of(const struct rte_ether_addr *mac)
+{
+	const uint8_t *a = mac->addr_bytes;
+	const uint8_t g[8] = { a[0] ^ 2, a[1], a[2], 0xff, 0xfe, a[3], a[4], a[5] };
+	uint64_t v;
+
+	memcpy(&v, g, sizeof(v));
+	return v;
+}
+
+/* The GID table: RoCE v2 GIDs of the port's addresses. */
+static void
+make_gids(struct mwp_ibv_dev *d)
+{
+	d->nb_gids = 0;
+	if (d->pc.has_ipv4) {
+		union ibv_gid *g = &d->gid[d->nb_gids++];
+
+		memset(g, 0, sizeof(*g));
+		g->raw[10] = 0xff;
+		g->raw[11] = 0xff;
+		memcpy(&g->raw[12], &d->pc.ipv4, 4);
+	}
+	if (d->pc.has_ipv6)
+		memcpy(d->gid[d->nb_gids++].raw, d->pc.ipv6, 16);
+}
+
+static void
+read_config(void)
+{
+	static struct app_config cfg;
+	const char *file = getenv("MWPATH_CONFIG");
+
+	if (file == NULL || *file == '\0')
+		return;
+	if (app_config_load(file, &cfg) != 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: no mwpath device (see above)\n", file);
+		return;
+	}
+	for (unsigned int i = 0; i < APP_MAX_DEVICES; i++) {
+		struct mwp_ibv_dev *d = &devs[nb_devs];
+
+		if (!cfg.device[i].present)
+			continue;
+		d->index = i;
+		d->conf = cfg.device[i];
+		app_config_port(&cfg, d->conf.port, &d->pc);
+		snprintf(d->dev.name, sizeof(d->dev.name), "mwpath%u", i);
+		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "mwpath%u", i);
+		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "%s", file);
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path), "%s", file);
+		d->dev.node_type = IBV_NODE_CA;
+		d->dev.transport_type = IBV_TRANSPORT_IB;
+		d->guid = guid_of(&d->pc.mac);
+		make_gids(d);
+		pthread_mutex_init(&d->lock, NULL);
+		pthread_mutex_init(&d->poll, NULL);
+		nb_devs++;
+	}
+	if (nb_devs == 0)
+		fprintf(stderr, "mwpath-ibverbs: %s: no [device N] section\n", file);
+}
+
+unsigned int
+mwp_ibv_devices(struct mwp_ibv_dev **out)
+{
+	pthread_once(&read_once, read_config);
+	*out = devs;
+	return nb_devs;
+}
+
+struct mwp_ibv_dev *
+mwp_ibv_dev_of(const struct ibv_device *dev)
+{
+	const struct mwp_ibv_dev *d = container_of(dev, const struct mwp_ibv_dev, dev);
+
+	if (d < devs || d >= devs + nb_devs)
+		return NULL;
+	return (struct mwp_ibv_dev *)(uintptr_t)d;
+}
+
+/* Does args name an option (by any of its spellings)? */
+static bool
+has_option(char **argv, int argc, const char *const *names)
+{
+	for (int i = 0; i < argc; i++)
+		for (const char *const *n = names; *n != NULL; n++)
+			if (strncmp(argv[i], *n, strlen(*n)) == 0)
+				return true;
+	return false;
+}
+
+/* The EAL for the process, with d's arguments: split at spaces, and
+ * unless they say otherwise, one lcore, this process's own file prefix
+ * (two programs coexist), no telemetry socket and warnings only.  The
+ * calling thread keeps its CPU affinity (the EAL would pin it). */
+static int
+start_eal(const struct mwp_ibv_dev *d)
+{
+	static const char *const lcores[] = { "-l", "-c", "--lcores", NULL };
+	static const char *const prefix[] = { "--file-prefix", NULL };
+	static const char *const telemetry[] = { "--telemetry", "--no-telemetry", NULL };
+	static const char *const log[] = { "--log-level", NULL };
+	static char buf[APP_DEVICE_EAL_LEN], pfx[64];
+	char *argv[EAL_MAX_ARGS + 8], *save = NULL;
+	cpu_set_t cpus;
+	int argc = 0, ret, user;
+
+	argv[argc++] = (char *)"mwpath-ibverbs";
+	snprintf(buf, sizeof(buf), "%s", d->conf.eal);
+	for (char *t = strtok_r(buf, " \t", &save); t != NULL; t = strtok_r(NULL, " \t", &save)) {
+		if (argc == EAL_MAX_ARGS) {
+			fprintf(stderr, "mwpath-ibverbs: %s: more than %d EAL arguments\n",
+				d->dev.name, EAL_MAX_ARGS - 1);
+			return -EINVAL;
+		}
+		argv[argc++] = t;
+	}
+	user = argc;
+	if (!has_option(argv + 1, user - 1, lcores))
+		argv[argc++] = (char *)"-l0";
+	if (!has_option(argv + 1, user - 1, prefix)) {
+		snprintf(pfx, sizeof(pfx), "--file-prefix=mwpath-ibv-%d", (int)getpid());
+		argv[argc++] = pfx;
+	}
+	if (!has_option(argv + 1, user - 1, telemetry))
+		argv[argc++] = (char *)"--no-telemetry";
+	if (!has_option(argv + 1, user - 1, log))
+		argv[argc++] = (char *)"--log-level=warning";
+	argv[argc] = NULL;
+
+	pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	ret = rte_eal_init(argc, argv);
+	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
+	if (ret < 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: DPDK did not start (EAL arguments '%s'): %s\n",
+			d->dev.name, d->conf.eal, rte_strerror(rte_errno));
+		return -rte_errno;
+	}
+	return 0;
+}
+
+static void
+stop_ports(void)
+{
+	for (unsigned int i = 0; i < nb_devs; i++) {
+		struct mwp_ibv_dev *d = &devs[i];
+
+		if (d->ctx == NULL)
+			continue;
+		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
+		if (d->has_thread)
+			pthread_join(d->thread, NULL);
+		mwp_ethdev_close(d->conf.port);
+	}
+}
+
+unsigned int
+mwp_ibv_progress(struct mwp_ibv_dev *d)
+{
+	unsigned int work;
+
+	if (pthread_mutex_trylock(&d->poll) != 0)
+		return 0;	/* another thread is polling */
+	mwp_reader_online(d->ctx, MWP_IBV_READER);
+	mwp_engine_start(d->lc.eng);
+	work = mwp_lcore_poll(&d->lc);
+	mwp_engine_stop(d->lc.eng);
+	mwp_reader_offline(d->ctx, MWP_IBV_READER);
+	pthread_mutex_unlock(&d->poll);
+	return work;
+}
+
+/* The progress thread: the datapath runs while the program does not call
+ * (a passive perftest side waits in its TCP socket).  It polls while
+ * there is work and sleeps ever longer, up to IDLE_MAX_US, while there is
+ * none, so that on a machine with few cores it leaves them to the
+ * program; the program's own ibv_poll_cq polls too, at once. */
+#define IDLE_SPIN	64
+#define IDLE_MAX_US	200
+
+static void *
+progress_thread(void *arg)
+{
+	struct mwp_ibv_dev *d = arg;
+	unsigned int idle = 0, sleep_us = 1;
+
+	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
+		if (mwp_ibv_progress(d) != 0) {
+			idle = 0;
+			sleep_us = 1;
+		} else if (++idle > IDLE_SPIN) {
+			usleep(sleep_us);
+			sleep_us = RTE_MIN(sleep_us * 2, (unsigned int)IDLE_MAX_US);
+		}
+	}
+	return NULL;
+}
+
+/* The port, the engine that polls it and the library's device. */
+static int
+start_device(struct mwp_ibv_dev *d)
+{
+	const uint16_t pid = d->conf.port;
+	struct mwp_device_attr attr = {
+		.max_keys = d->conf.max_keys, .socket = SOCKET_ID_ANY,
+	};
+	char name[RTE_MEMPOOL_NAMESIZE];
+	int ret;
+
+	if (pid >= rte_eth_dev_count_avail()) {
+		fprintf(stderr, "mwpath-ibverbs: %s: DPDK port %u does not exist (%u ports: add one with --vdev or -a in [device %u] eal)\n",
+			d->dev.name, pid, rte_eth_dev_count_avail(), d->index);
+		return -ENODEV;
+	}
+	if (rte_is_zero_ether_addr(&d->pc.mac)) {
+		rte_eth_macaddr_get(pid, &d->pc.mac);
+		d->guid = guid_of(&d->pc.mac);
+	}
+	snprintf(name, sizeof(name), "mwp_ibv%u", d->index);
+	d->mp = rte_pktmbuf_pool_create(name, NB_MBUFS, MBUF_CACHE, 0,
+					RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(pid));
+	d->pc.nb_queues = 1;
+	d->port = d->mp != NULL ? mwp_port_create(&d->pc, pid, rte_eth_dev_socket_id(pid)) :
+				  NULL;
+	if (d->port == NULL) {
+		fprintf(stderr, "mwpath-ibverbs: %s: %s\n", d->dev.name, rte_strerror(rte_errno));
+		return -ENOMEM;
+	}
+	mwp_port_set_mempool(d->port, d->mp);
+	ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
+	if (ret != 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: DPDK port %u did not start\n",
+			d->dev.name, pid);
+		return ret;
+	}
+	d->ctx = mwp_open_device(&attr);
+	if (d->ctx == NULL)
+		return -errno;
+	d->lc.lcore_id = MWP_IBV_READER;
+	d->lc.nb_queues = 1;
+	d->lc.q[0].port_id = pid;
+	d->lc.q[0].queue_id = 0;
+	d->lc.q[0].port = d->port;
+	d->lc.stop = &d->stop;
+	ret = mwp_lcore_init(&d->lc, rte_eth_dev_socket_id(pid));
+	if (ret != 0)
+		return ret;
+	ret = mwp_reader_register(d->ctx, MWP_IBV_READER);
+	if (ret != 0)
+		return -ret;
+	mwp_reader_offline(d->ctx, MWP_IBV_READER);
+	if (d->conf.progress != APP_PROGRESS_CALLS) {
+		ret = pthread_create(&d->thread, NULL, progress_thread, d);
+		if (ret != 0)
+			return -ret;
+		pthread_setname_np(d->thread, "mwpath-progress");
+		d->has_thread = true;
+	}
+	/* what the program sees: its device, one completion vector, and an
+	 * async event descriptor (no event is written to it yet: a program
+	 * that waits for one waits, as on a device that has none) */
+	d->ctx->device = &d->dev;
+	d->ctx->num_comp_vectors = 1;
+	d->ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	return 0;
+}
+
+struct ibv_context *
+mwp_ibv_open(struct mwp_ibv_dev *d)
+{
+	struct ibv_context *ctx = NULL;
+	int ret = 0;
+
+	pthread_mutex_lock(&eal_lock);
+	if (!eal_up) {
+		ret = start_eal(d);
+		if (ret == 0) {
+			eal_up = true;
+			atexit(stop_ports);
+		}
+	}
+	pthread_mutex_unlock(&eal_lock);
+	if (ret != 0) {
+		errno = -ret;
+		return NULL;
+	}
+	pthread_mutex_lock(&d->lock);
+	if (d->ctx == NULL && d->failed == 0) {
+		ret = start_device(d);
+		if (ret != 0) {
+			/* what was made stays (DPDK cannot take a port apart and
+			 * start it again in one process): later opens fail alike */
+			d->ctx = NULL;
+			d->failed = -ret;
+		}
+	}
+	if (d->failed != 0) {
+		pthread_mutex_unlock(&d->lock);
+		errno = d->failed;
+		return NULL;
+	}
+	d->refs++;
+	ctx = d->ctx;
+	pthread_mutex_unlock(&d->lock);
+	return ctx;
+}
+
+int
+mwp_ibv_close(struct mwp_ibv_dev *d)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&d->lock);
+	if (d->refs == 0)
+		ret = EINVAL;
+	else
+		d->refs--;
+	pthread_mutex_unlock(&d->lock);
+	return ret;
+}

@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""mwpath as a libibverbs device (provider/, docs/verbs-device.md): Debian's
+own unmodified ibv_devices, ibv_devinfo, ibv_rc_pingpong and perftest run on
+it through mwpath-run.  Two processes, each its own DPDK (own file prefix),
+are joined by net_memif and find each other by ARP; perftest's and
+pingpong's TCP exchange goes over localhost.  Every tool must exit 0 on
+both sides and print a result whose figures are positive.
+
+Also: the device states what its configuration says; a missing or bad
+configuration fails with one clear line and no crash; every exported
+function of the installed libibverbs is either defined by
+libmwpath-ibverbs.so or listed, with its reason, in
+provider/not-interposed.txt.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import BUILD, SRC  # noqa: E402
+
+RUN = os.path.join(BUILD, "provider", "mwpath-run")
+SHIM = os.path.join(BUILD, "provider", "libmwpath-ibverbs.so")
+LIBIBVERBS = "/usr/lib/x86_64-linux-gnu/libibverbs.so.1"
+EAL = "--no-huge --no-pci --no-shconf -m 256 --log-level=pmd.net.memif:error"
+TOOL_TIMEOUT = 60
+
+
+def config(path, mac, ipv4, ipv6=None, eal=EAL, mtu=1024, extra=""):
+    with open(path, "w") as f:
+        f.write("[device 0]\neal = %s\n%s\n[port 0]\nmac = %s\nipv4 = %s\nmtu = %d\n"
+                % (eal, extra, mac, ipv4, mtu))
+        if ipv6:
+            f.write("ipv6 = %s\n" % ipv6)
+
+
+def sanitizer_env():
+    """In a sanitized build the library needs its sanitizer's runtime
+    loaded first into the (unsanitized) tools; leaks are not checked
+    there: the tools are Debian's, and the device lives until exit."""
+    env = dict(os.environ)
+    ldd = subprocess.run(["ldd", SHIM], capture_output=True, text=True).stdout
+    m = re.search(r"(\S*lib[at]san\.so\S*) => (\S+)", ldd)
+    if m:
+        env["LD_PRELOAD"] = m.group(2)
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+    return env
+
+
+ENV = sanitizer_env()
+
+
+def run(cfg, *cmd, timeout=TOOL_TIMEOUT):
+    return subprocess.run([RUN, "-c", cfg, "--"] + list(cmd), capture_output=True,
+                          text=True, timeout=timeout, env=ENV)
+
+
+def objdump_functions(lib):
+    out = subprocess.run(["objdump", "-T", lib], capture_output=True, text=True,
+                         check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if " DF .text" in line}
+
+
+class Device(unittest.TestCase):
+    """One process: what the device says about itself."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.cfg = os.path.join(cls.tmp.name, "dev.ini")
+        config(cls.cfg, "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1",
+               eal=EAL + " --vdev=net_null0,no-rx=1")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_ibv_devices_lists_mwpath0_with_its_guid(self):
+        r = run(self.cfg, "ibv_devices")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # EUI-64 of 02:00:00:00:00:01
+        self.assertRegex(r.stdout, r"mwpath0\s+000000fffe000001")
+
+    def test_ibv_devinfo_states_the_configuration(self):
+        r = run(self.cfg, "ibv_devinfo", "-v", "-d", "mwpath0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout
+        for want in ["hca_id:\tmwpath0", "phys_port_cnt:\t\t\t1", "MEM_WINDOW\n",
+                     "MEM_WINDOW_TYPE_2B", "ATOMIC_HCA (1)", "max_qp_rd_atom:\t\t\t16",
+                     "num_comp_vectors:\t\t1", "PORT_ACTIVE (4)", "active_mtu:\t\t1024 (3)",
+                     "link_layer:\t\tEthernet", "gid_tbl_len:\t\t2",
+                     "GID[  0]:\t\t::ffff:192.0.2.1, RoCE v2",
+                     "GID[  1]:\t\t2001:db8::1, RoCE v2"]:
+            self.assertIn(want, out)
+
+    def test_an_ipv6_only_port_has_one_gid(self):
+        cfg = os.path.join(self.tmp.name, "v6.ini")
+        with open(cfg, "w") as f:
+            f.write("[device 0]\neal = %s --vdev=net_null0,no-rx=1\n"
+                    "[port 0]\nmac = 02:00:00:00:00:07\nipv6 = 2001:db8::7\nmtu = 4096\n" % EAL)
+        r = run(cfg, "ibv_devinfo", "-v", "-d", "mwpath0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("GID[  0]:\t\t2001:db8::7, RoCE v2", r.stdout)
+        self.assertIn("gid_tbl_len:\t\t1", r.stdout)
+        self.assertIn("active_mtu:\t\t4096 (5)", r.stdout)
+
+    def test_a_bad_configuration_is_one_clear_line_and_no_device(self):
+        cfg = os.path.join(self.tmp.name, "bad.ini")
+        with open(cfg, "w") as f:
+            f.write("[device 0]\nprogress = sometimes\n")
+        r = run(cfg, "ibv_devices")
+        self.assertEqual(r.returncode, 0)
+        self.assertNotIn("mwpath0", r.stdout)
+        self.assertIn("bad.ini:2: [device 0] progress: 'sometimes' is not thread or calls",
+                      r.stderr)
+
+    def test_a_device_whose_port_does_not_exist_fails_to_open_with_one_line(self):
+        cfg = os.path.join(self.tmp.name, "noport.ini")
+        config(cfg, "02:00:00:00:00:09", "192.0.2.9")
+        r = run(cfg, "ibv_devinfo", "-d", "mwpath0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(r.returncode < 0, False, "no crash: %d" % r.returncode)
+        self.assertIn("mwpath0: DPDK port 0 does not exist", r.stderr)
+
+    def test_mwpath_run_without_a_configuration_says_so(self):
+        env = dict(ENV)
+        env.pop("MWPATH_CONFIG", None)
+        r = subprocess.run([RUN, "--", "true"], capture_output=True, text=True, env=env)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("no configuration", r.stderr)
+
+    def test_every_libibverbs_function_is_defined_or_listed_with_a_reason(self):
+        exported = objdump_functions(LIBIBVERBS)
+        ours = objdump_functions(SHIM)
+        listed = set()
+        with open(os.path.join(SRC, "provider", "not-interposed.txt")) as f:
+            for line in f:
+                line = line.split("#")[0].strip()
+                if line:
+                    listed.add(line)
+        self.assertEqual(sorted(exported - ours - listed), [],
+                         "neither defined by libmwpath-ibverbs.so nor listed")
+        self.assertEqual(sorted(listed - exported), [], "listed but not in libibverbs")
+        self.assertEqual(sorted(listed & ours), [], "listed but defined")
+        self.assertEqual(sorted(ours - exported), [], "defined but not libibverbs'")
+
+
+class Pair(unittest.TestCase):
+    """Two processes on memif: the tools end to end."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        sock = os.path.join(cls.tmp.name, "memif.sock")
+        cls.server = os.path.join(cls.tmp.name, "server.ini")
+        cls.client = os.path.join(cls.tmp.name, "client.ini")
+        config(cls.server, "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1",
+               eal=EAL + " --vdev=net_memif0,role=server,socket=" + sock)
+        config(cls.client, "02:00:00:00:00:02", "192.0.2.2", "2001:db8::2",
+               eal=EAL + " --vdev=net_memif0,role=client,socket=" + sock)
+        cls.port = 18600
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def pair(self, *cmd):
+        """cmd on both sides (the client names the server): both results."""
+        Pair.port += 1
+        args = list(cmd) + ["-p", str(Pair.port)]
+        srv = subprocess.Popen([RUN, "-c", self.server, "--"] + args, env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.0)
+        try:
+            cli = run(self.client, *(args + ["localhost"]))
+            out, err = srv.communicate(timeout=TOOL_TIMEOUT)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+                srv.communicate()
+        return (srv.returncode, out, err), (cli.returncode, cli.stdout, cli.stderr)
+
+    def assert_both_ok(self, s, c):
+        for name, (rc, out, err) in (("server", s), ("client", c)):
+            self.assertEqual(rc, 0, "%s: exit %d\n%s\n%s" % (name, rc, out, err))
+
+    def test_ibv_rc_pingpong_below_at_and_above_the_mtu(self):
+        for size in (64, 1024, 4096):
+            with self.subTest(size=size):
+                s, c = self.pair("ibv_rc_pingpong", "-d", "mwpath0", "-g", "0",
+                                 "-s", str(size), "-n", "50")
+                self.assert_both_ok(s, c)
+                for rc, out, err in (s, c):
+                    m = re.search(r"(\d+) bytes in [\d.]+ seconds = ([\d.]+) Mbit/sec", out)
+                    self.assertIsNotNone(m, out)
+                    self.assertEqual(int(m.group(1)), 2 * size * 50)
+                    self.assertGreater(float(m.group(2)), 0)
+
+    def test_ibv_rc_pingpong_over_ipv6(self):
+        s, c = self.pair("ibv_rc_pingpong", "-d", "mwpath0", "-g", "1", "-n", "20")
+        self.assert_both_ok(s, c)
+        self.assertIn("GID 2001:db8::1", s[1])
+
+    def perftest(self, *cmd):
+        s, c = self.pair(*(list(cmd) + ["-d", "mwpath0", "-x", "0"]))
+        self.assert_both_ok(s, c)
+        return c[1]
+
+    def bw_row(self, out, size):
+        m = re.search(r"^\s*%d\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size, out, re.M)
+        self.assertIsNotNone(m, out)
+        self.assertGreater(float(m.group(3)), 0, "BW average")
+        self.assertGreater(float(m.group(4)), 0, "MsgRate")
+
+    def lat_row(self, out, size):
+        m = re.search(r"^\s*%d\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size, out, re.M)
+        self.assertIsNotNone(m, out)
+        self.assertGreater(float(m.group(4)), 0, "typical latency")
+
+    def test_perftest_bandwidth(self):
+        for tool, size in (("ib_write_bw", 65536), ("ib_read_bw", 4096), ("ib_send_bw", 4096)):
+            with self.subTest(tool=tool):
+                self.bw_row(self.perftest(tool, "-s", str(size), "-n", "200"), size)
+
+    def test_perftest_atomics(self):
+        for op in ("FETCH_AND_ADD", "CMP_AND_SWAP"):
+            with self.subTest(op=op):
+                self.bw_row(self.perftest("ib_atomic_bw", "-A", op, "-n", "200"), 8)
+
+    def test_perftest_latency(self):
+        for tool in ("ib_write_lat", "ib_read_lat", "ib_send_lat"):
+            with self.subTest(tool=tool):
+                self.lat_row(self.perftest(tool, "-s", "64", "-n", "200"), 64)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
