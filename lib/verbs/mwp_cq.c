@@ -74,6 +74,20 @@ mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc)
 		cq->overruns++;
 		return -ENOSPC;
 	}
+	/* the completion is in the ring before the event says so */
+	if (unlikely(__atomic_load_n(&cq->armed, __ATOMIC_RELAXED)) &&
+	    __atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) != 0)
+		cq->event(&cq->ibcq, cq->event_arg);
+	return 0;
+}
+
+int
+mwp_cq_set_event(struct ibv_cq *ibcq, mwp_cq_event_fn fn, void *arg)
+{
+	struct mwp_cq *cq = to_mcq(ibcq);
+
+	cq->event_arg = arg;
+	cq->event = fn;
 	return 0;
 }
 
@@ -92,12 +106,15 @@ mwp_op_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 }
 
 int
-mwp_op_req_notify_cq(struct ibv_cq *cq, int solicited_only)
+mwp_op_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
-	RTE_SET_USED(cq);
-	RTE_SET_USED(solicited_only);
-	/* No completion channels: consumers poll. */
-	return EOPNOTSUPP;
+	struct mwp_cq *cq = to_mcq(ibcq);
+
+	RTE_SET_USED(solicited_only);	/* any completion signals */
+	if (cq->event == NULL)
+		return EOPNOTSUPP;	/* no channel: consumers poll */
+	__atomic_store_n(&cq->armed, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* ---- send completions, in posting order ---- */

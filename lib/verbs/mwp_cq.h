@@ -8,6 +8,7 @@
 #include <rte_ring.h>
 
 #include "mwp_device.h"
+#include "mwp_verbs.h"
 
 struct mwp_swqe;
 struct mwp_rwqe;
@@ -17,6 +18,11 @@ struct mwp_cq {
 	struct mwp_dev_obj obj;		/* users: QPs reporting to it */
 	struct rte_ring *ring;		/* of struct ibv_wc */
 	uint64_t overruns;		/* completions that found it full */
+	/* completion events: armed by ibv_req_notify_cq, disarmed by the
+	 * next completion, which calls event(cq, event_arg) */
+	uint8_t armed;
+	mwp_cq_event_fn event;
+	void *event_arg;
 };
 
 #define to_mcq(c)	container_of(c, struct mwp_cq, ibcq)

@@ -111,6 +111,23 @@ int mwp_dereg_mr(struct ibv_mr *mr);
 /** ibv_create_cq with cqe entries: NULL with errno EINVAL or ENOMEM. */
 struct ibv_cq *mwp_create_cq(struct ibv_context *ctx, int cqe);
 
+/** What a completion event calls: in the thread that delivers the
+ *  completion (an engine's), so it must be short and must not block. */
+typedef void (*mwp_cq_event_fn)(struct ibv_cq *cq, void *arg);
+
+/**
+ * Completion events for a CQ: once ibv_req_notify_cq has armed it, the
+ * next completion that reaches it disarms it and calls fn(cq, arg) (a
+ * completion channel's signal).  solicited_only arms it like any
+ * request: the next completion of any kind signals (one event more than
+ * verbs asks for, which consumers tolerate: they poll after each).
+ * fn NULL: no events (ibv_req_notify_cq answers EOPNOTSUPP).
+ *
+ * @return
+ *   0.
+ */
+int mwp_cq_set_event(struct ibv_cq *cq, mwp_cq_event_fn fn, void *arg);
+
 /** ibv_destroy_cq: 0, or EBUSY while a QP uses it. */
 int mwp_destroy_cq(struct ibv_cq *cq);
 
