@@ -123,6 +123,12 @@ struct ibv_context *mwp_ibv_open(struct mwp_ibv_dev *d);
 /** Let go of one hold. */
 int mwp_ibv_close(struct mwp_ibv_dev *d);
 
+/** Make cq signal its completion channel ch (one of mwpath's). */
+int mwp_ibv_channel_attach(struct ibv_cq *cq, struct ibv_comp_channel *ch);
+
+/** cq signals no more (before it is destroyed). */
+void mwp_ibv_channel_detach(struct ibv_cq *cq);
+
 /** Run the datapath once if no other thread is (progress in calls).
  *  Returns the work done: 0 when idle or busy elsewhere. */
 unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);

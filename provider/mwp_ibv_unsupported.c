@@ -51,8 +51,6 @@ UNSUPPORTED(int, ibv_resize_cq, "IBVERBS_1.1", (struct ibv_cq *cq, int cqe), (cq
 UNSUPPORTED(int, ibv_rereg_mr, "IBVERBS_1.1",
 	    (struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t len, int access),
 	    (mr, flags, pd, addr, len, access), mr->context, EOPNOTSUPP)
-UNSUPPORTED(struct ibv_comp_channel *, ibv_create_comp_channel, "IBVERBS_1.0",
-	    (struct ibv_context *ctx), (ctx), ctx, NULL)
 UNSUPPORTED(struct ibv_mr *, ibv_reg_dmabuf_mr, "IBVERBS_1.12",
 	    (struct ibv_pd *pd, uint64_t off, size_t len, uint64_t iova, int fd, int access),
 	    (pd, off, len, iova, fd, access), pd->context, NULL)

@@ -359,10 +359,7 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 
 	if (mwp_ibv_ctx_dev(ctx) == NULL)
 		return mwp_ibv_real.create_cq(ctx, cqe, cq_context, channel, comp_vector);
-	if (channel != NULL) {
-		errno = EOPNOTSUPP;	/* completion channels: not yet */
-		return NULL;
-	}
+	RTE_SET_USED(comp_vector);	/* one vector */
 	cq = mwp_create_cq(ctx, cqe);
 	if (cq == NULL)
 		return NULL;
@@ -372,15 +369,32 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 	cq->async_events_completed = 0;
 	pthread_mutex_init(&cq->mutex, NULL);
 	pthread_cond_init(&cq->cond, NULL);
+	if (channel != NULL) {
+		int ret = mwp_ibv_channel_attach(cq, channel);
+
+		if (ret != 0) {
+			mwp_destroy_cq(cq);
+			errno = ret;
+			return NULL;
+		}
+	}
 	return cq;
 }
 
 int
 ibv_destroy_cq(struct ibv_cq *cq)
 {
+	struct ibv_comp_channel *ch;
+	int ret;
+
 	if (mwp_ibv_ctx_dev(cq->context) == NULL)
 		return mwp_ibv_real.destroy_cq(cq);
-	return mwp_destroy_cq(cq);
+	ch = cq->channel;
+	mwp_ibv_channel_detach(cq);
+	ret = mwp_destroy_cq(cq);
+	if (ret != 0 && ch != NULL)
+		mwp_ibv_channel_attach(cq, ch);	/* still in use: as it was */
+	return ret;
 }
 
 /* ---- queue pairs ---- */

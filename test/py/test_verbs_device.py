@@ -200,6 +200,14 @@ class Pair(unittest.TestCase):
                     self.assertEqual(int(m.group(1)), 2 * size * 50)
                     self.assertGreater(float(m.group(2)), 0)
 
+    def test_ibv_rc_pingpong_in_event_mode(self):
+        """-e: completion channels, ibv_req_notify_cq, ibv_get_cq_event;
+        the progress thread runs the datapath while the program waits."""
+        s, c = self.pair("ibv_rc_pingpong", "-d", "mwpath0", "-g", "0", "-e", "-n", "100")
+        self.assert_both_ok(s, c)
+        for rc, out, err in (s, c):
+            self.assertRegex(out, r"100 iters in [\d.]+ seconds")
+
     def test_ibv_rc_pingpong_over_ipv6(self):
         s, c = self.pair("ibv_rc_pingpong", "-d", "mwpath0", "-g", "1", "-n", "20")
         self.assert_both_ok(s, c)
@@ -225,6 +233,9 @@ class Pair(unittest.TestCase):
         for tool, size in (("ib_write_bw", 65536), ("ib_read_bw", 4096), ("ib_send_bw", 4096)):
             with self.subTest(tool=tool):
                 self.bw_row(self.perftest(tool, "-s", str(size), "-n", "200"), size)
+
+    def test_perftest_send_in_event_mode(self):
+        self.bw_row(self.perftest("ib_send_bw", "-e", "-s", "4096", "-n", "200"), 4096)
 
     def test_perftest_atomics(self):
         for op in ("FETCH_AND_ADD", "CMP_AND_SWAP"):

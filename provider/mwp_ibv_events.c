@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Completion channels of mwpath's devices (event mode, ibv_rc_pingpong
+ * -e): a channel is an eventfd in semaphore mode and a FIFO of the CQs
+ * that signalled.  A completion reaching an armed CQ (the engine's
+ * thread, mwp_cq_set_event) queues the CQ and adds one to the eventfd;
+ * ibv_get_cq_event reads one and takes the CQ.  The channel's fd blocks,
+ * polls and selects as a kernel channel's does.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "mwp_ibv.h"
+
+/* CQs waiting to be reported: one entry per signal, so at most one per
+ * arming of each CQ; a full FIFO drops nothing (the CQ is re-armed by
+ * the program only after it got the event). */
+#define FIFO_SIZE	1024
+
+struct channel {
+	struct ibv_comp_channel ch;	/* first: what the program holds */
+	pthread_mutex_t lock;
+	struct ibv_cq *fifo[FIFO_SIZE];
+	unsigned int head, count;
+};
+
+static struct channel *
+to_channel(struct ibv_comp_channel *ch)
+{
+	return container_of(ch, struct channel, ch);
+}
+
+static bool
+ours(const struct ibv_comp_channel *ch)
+{
+	return ch != NULL && mwp_ibv_ctx_dev(ch->context) != NULL;
+}
+
+/* The engine's thread: a completion reached an armed CQ of the channel. */
+static void
+signal_cq(struct ibv_cq *cq, void *arg)
+{
+	struct channel *c = arg;
+	const uint64_t one = 1;
+	bool queued = false;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->count < FIFO_SIZE) {
+		c->fifo[(c->head + c->count++) % FIFO_SIZE] = cq;
+		queued = true;
+	}
+	pthread_mutex_unlock(&c->lock);
+	if (queued && write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
+		abort();	/* an eventfd below its maximum takes it */
+}
+
+struct ibv_comp_channel *
+ibv_create_comp_channel(struct ibv_context *ctx)
+{
+	static struct ibv_comp_channel *(*real)(struct ibv_context *);
+	struct channel *c;
+
+	if (mwp_ibv_ctx_dev(ctx) == NULL) {
+		if (real == NULL)
+			*(void **)&real = mwp_ibv_real_sym("ibv_create_comp_channel",
+							   "IBVERBS_1.0");
+		return real(ctx);
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL)
+		return NULL;
+	c->ch.fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	if (c->ch.fd < 0) {
+		free(c);
+		return NULL;
+	}
+	c->ch.context = ctx;
+	c->ch.refcnt = 0;
+	pthread_mutex_init(&c->lock, NULL);
+	return &c->ch;
+}
+
+int
+ibv_destroy_comp_channel(struct ibv_comp_channel *ch)
+{
+	static int (*real)(struct ibv_comp_channel *);
+	struct channel *c;
+
+	if (!ours(ch)) {
+		if (real == NULL)
+			*(void **)&real = mwp_ibv_real_sym("ibv_destroy_comp_channel",
+							   "IBVERBS_1.0");
+		return real(ch);
+	}
+	c = to_channel(ch);
+	pthread_mutex_lock(&c->lock);
+	if (ch->refcnt != 0) {
+		pthread_mutex_unlock(&c->lock);
+		return EBUSY;
+	}
+	pthread_mutex_unlock(&c->lock);
+	close(ch->fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return 0;
+}
+
+int
+mwp_ibv_channel_attach(struct ibv_cq *cq, struct ibv_comp_channel *ch)
+{
+	struct channel *c = to_channel(ch);
+
+	if (!ours(ch) || ch->context != cq->context)
+		return EINVAL;
+	pthread_mutex_lock(&c->lock);
+	ch->refcnt++;
+	pthread_mutex_unlock(&c->lock);
+	cq->channel = ch;
+	return mwp_cq_set_event(cq, signal_cq, c);
+}
+
+void
+mwp_ibv_channel_detach(struct ibv_cq *cq)
+{
+	struct channel *c;
+
+	if (cq->channel == NULL)
+		return;
+	c = to_channel(cq->channel);
+	mwp_cq_set_event(cq, NULL, NULL);
+	pthread_mutex_lock(&c->lock);
+	/* a signal not yet taken names a CQ that is going: forget it */
+	for (unsigned int i = 0; i < c->count; i++)
+		if (c->fifo[(c->head + i) % FIFO_SIZE] == cq)
+			c->fifo[(c->head + i) % FIFO_SIZE] = NULL;
+	cq->channel->refcnt--;
+	pthread_mutex_unlock(&c->lock);
+	cq->channel = NULL;
+}
+
+int
+ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
+{
+	static int (*real)(struct ibv_comp_channel *, struct ibv_cq **, void **);
+	struct channel *c;
+	struct ibv_cq *got = NULL;
+	uint64_t n;
+
+	if (!ours(ch)) {
+		if (real == NULL)
+			*(void **)&real = mwp_ibv_real_sym("ibv_get_cq_event", "IBVERBS_1.1");
+		return real(ch, cq, cq_context);
+	}
+	c = to_channel(ch);
+	while (got == NULL) {
+		/* one signal (semaphore mode); EAGAIN if the program made
+		 * the fd non-blocking and none is there */
+		if (read(ch->fd, &n, sizeof(n)) != sizeof(n))
+			return -1;
+		pthread_mutex_lock(&c->lock);
+		if (c->count != 0) {
+			got = c->fifo[c->head];
+			c->head = (c->head + 1) % FIFO_SIZE;
+			c->count--;
+		}
+		pthread_mutex_unlock(&c->lock);
+		/* NULL: the signal of a CQ destroyed since; wait for the next */
+	}
+	*cq = got;
+	*cq_context = got->cq_context;
+	return 0;
+}
