@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
+#include <string.h>
+
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -23,6 +25,22 @@ mwp_lcore_init(struct mwp_lcore *lc, int socket)
 				q->port_id, q->queue_id, rte_strerror(rte_errno));
 			return -rte_errno;
 		}
+		q->loop = NULL;
+		if (q->port->dest_mac_mask != 0) {
+			char name[RTE_RING_NAMESIZE];
+
+			snprintf(name, sizeof(name), "mwp_loop%u_%u_%u", lc->lcore_id,
+				 q->port_id, q->queue_id);
+			/* this lcore alone puts in and takes out */
+			q->loop = rte_ring_create(name, MWP_LOOP_RING, socket,
+						  RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (q->loop == NULL) {
+				MWP_LOG(ERR, "lcore %u: port %u queue %u: loop ring: %s",
+					lc->lcore_id, q->port_id, q->queue_id,
+					rte_strerror(rte_errno));
+				return -rte_errno;
+			}
+		}
 	}
 	return 0;
 }
@@ -31,12 +49,69 @@ void
 mwp_lcore_fini(struct mwp_lcore *lc)
 {
 	for (uint16_t i = 0; i < lc->nb_queues; i++) {
+		struct rte_mbuf *m;
+
 		mwp_queue_free(lc->q[i].mq);
 		lc->q[i].mq = NULL;
+		while (lc->q[i].loop != NULL && rte_ring_sc_dequeue(lc->q[i].loop, (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(lc->q[i].loop);
+		lc->q[i].loop = NULL;
 	}
 	if (lc->eng != NULL && mwp_engine_free(lc->eng) != 0)
 		MWP_LOG(WARNING, "lcore %u: its engine still owns QPs", lc->lcore_id);
 	lc->eng = NULL;
+}
+
+/* Is m addressed to the port itself: its own MAC and one of its own IP
+ * addresses (one QP of the port to another)?  A frame to the port's MAC
+ * for another IP goes out: a kernel tap, say, shares the port's MAC. */
+static bool
+to_self(const struct mwp_port *port, const struct rte_mbuf *m)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint8_t ip[16] = { [10] = 0xff, [11] = 0xff };
+	uint64_t dst;
+
+	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr))
+		return false;
+	memcpy(&dst, d, sizeof(dst));
+	if (((dst ^ port->dest_mac) & port->dest_mac_mask) != 0)
+		return false;
+	switch ((d[12] << 8) | d[13]) {
+	case RTE_ETHER_TYPE_IPV4:
+		memcpy(ip + 12, d + RTE_ETHER_HDR_LEN + 16, 4);
+		break;
+	case RTE_ETHER_TYPE_IPV6:
+		memcpy(ip, d + RTE_ETHER_HDR_LEN + 24, 16);
+		break;
+	default:
+		return false;
+	}
+	return mwp_port_is_own_ip(port, ip);
+}
+
+/* Frames of tx[0..n) to the port itself go into the queue's loop (a full
+ * loop drops them, counted); the others stay, in order.  Returns how many
+ * stay. */
+static uint16_t
+loop_back(struct mwp_lcore_queue *q, struct rte_mbuf **tx, uint16_t n)
+{
+	uint16_t k = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		if (!to_self(q->port, tx[i])) {
+			tx[k++] = tx[i];
+			continue;
+		}
+		q->stats.tx_pkts++;
+		q->stats.tx_bytes += rte_pktmbuf_pkt_len(tx[i]);
+		if (rte_ring_sp_enqueue(q->loop, tx[i]) != 0) {
+			q->stats.drop[MWP_DROP_TX_FULL]++;
+			rte_pktmbuf_free(tx[i]);
+		}
+	}
+	return k;
 }
 
 /* Returns the frames received plus the frames sent: 0 means idle. */
@@ -46,7 +121,7 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 	struct rte_mbuf *rx[MWP_RX_BURST];
 	struct rte_mbuf *tx[MWP_TX_ROOM];
 	struct mwp_rx_gate *g = q->gate;
-	uint16_t want = MWP_RX_BURST, nb_rx, nb_tx, sent;
+	uint16_t want = MWP_RX_BURST, nb_rx, nb_loop = 0, nb_tx, sent;
 
 	RTE_BUILD_BUG_ON(MWP_TX_ROOM < 2 * MWP_RX_BURST);
 
@@ -60,11 +135,22 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 	 * came -- at the gate, say -- READ responses owed), leaving room
 	 * for the answers to a burst */
 	nb_tx = mwp_queue_tx(q->mq, tx, MWP_TX_ROOM - MWP_RX_BURST);
-	nb_rx = want != 0 ? rte_eth_rx_burst(q->port_id, q->queue_id, rx, want) : 0;
-	if (nb_rx != 0) {
-		if (g != NULL)
-			g->rx += nb_rx;
+	/* what the port sent itself first; a gate counts the wire's frames */
+	if (q->loop != NULL && want != 0)
+		nb_loop = (uint16_t)rte_ring_sc_dequeue_burst(q->loop, (void **)rx, want, NULL);
+	nb_rx = want > nb_loop ? rte_eth_rx_burst(q->port_id, q->queue_id, rx + nb_loop,
+						  want - nb_loop) : 0;
+	if (g != NULL)
+		g->rx += nb_rx;
+	nb_rx += nb_loop;
+	if (nb_rx != 0)
 		nb_tx += mwp_resp_burst(q->mq, rx, nb_rx, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
+	if (q->loop != NULL && nb_tx != 0) {
+		const uint16_t all = nb_tx;
+
+		nb_tx = loop_back(q, tx, nb_tx);
+		if (nb_tx == 0)
+			return nb_rx + all;
 	}
 	if (nb_tx == 0)
 		return nb_rx;

@@ -55,6 +55,11 @@ struct mwp_lcore_queue {
 	struct mwp_port *port;		/**< the library's view of the port */
 	struct mwp_queue *mq;		/**< the library's view of the queue */
 	struct mwp_rx_gate *gate;	/**< work due at frame counts, or NULL */
+	/** Frames sent to the port itself -- its MAC and one of its IP
+	 *  addresses: one QP of the port to another -- received again on
+	 *  the next poll instead of leaving, as a NIC loops them; NULL for
+	 *  a port without a MAC. */
+	struct rte_ring *loop;
 	struct mwp_stats stats;		/**< written by the owning lcore only */
 };
 
@@ -130,6 +135,9 @@ struct mwp_flow_report {
  */
 int mwp_flow_setup(uint16_t port_id, uint16_t nb_queues, const uint32_t *qpns,
 		   const uint16_t *owner, unsigned int nb_qps, struct mwp_flow_report *rep);
+
+/** Frames a queue's loop holds (mwp_lcore_queue.loop). */
+#define MWP_LOOP_RING 1024
 
 /**
  * Create an lcore's engine and the library's queue for each entry of q[]

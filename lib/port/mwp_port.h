@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_ether.h>
 #include <rte_mempool.h>
@@ -114,6 +115,22 @@ mwp_port_qp(const struct mwp_port *port, uint32_t qpn)
 	const struct mwp_port_qp_slot *s = &port->qp[qpn & (MWP_PORT_QP_SLOTS - 1)];
 
 	return s->qpn == qpn ? s->qp : NULL;
+}
+
+/**
+ * Is ip (IPv6, or IPv4 as ::ffff:a.b.c.d) one of the port's own
+ * addresses?  A QP whose peer is at one talks to another QP of this port:
+ * its frames go to the port's own MAC, with no ARP or ND (a host does not
+ * ask for itself), and the poll loop turns them back in (mwp_pmd.h).
+ */
+static inline bool
+mwp_port_is_own_ip(const struct mwp_port *port, const uint8_t ip[16])
+{
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (memcmp(ip, v4mapped, sizeof(v4mapped)) == 0)
+		return port->conf.has_ipv4 && memcmp(ip + 12, &port->conf.ipv4, 4) == 0;
+	return port->conf.has_ipv6 && memcmp(ip, port->conf.ipv6, 16) == 0;
 }
 
 /**

@@ -769,6 +769,18 @@ peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	}
 	if (r->have_mac && now - r->mac_tsc < ns_to_tsc(qp, MAC_RECHECK_US * UINT64_C(1000)))
 		return true;
+	if (mwp_port_is_own_ip(qp->port, qp->peer_gid) &&
+	    !rte_is_zero_ether_addr(&qp->port->conf.mac)) {
+		/* a QP of this port: to our own MAC, which the poll loop
+		 * turns back in */
+		if (!r->have_mac || !rte_is_same_ether_addr(&r->mac, &qp->port->conf.mac)) {
+			r->mac = qp->port->conf.mac;
+			make_flow(qp);
+		}
+		r->have_mac = 1;
+		r->mac_tsc = now;
+		return true;
+	}
 	if (qp->port->neigh == NULL)
 		res = MWP_NEIGH_UNREACH;
 	else
