@@ -93,12 +93,14 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	snprintf(d->ibdev.dev_name, sizeof(d->ibdev.dev_name), "mwpath%u", d->id);
 	d->ibdev.node_type = IBV_NODE_RNIC;
 	d->ibdev.transport_type = IBV_TRANSPORT_IB;
-	d->ctx.device = &d->ibdev;
-	d->ctx.ops = mwp_ops;
-	d->ctx.cmd_fd = -1;
-	d->ctx.async_fd = -1;
-	pthread_mutex_init(&d->ctx.mutex, NULL);
-	return &d->ctx;
+	d->vctx.sz = sizeof(d->vctx);
+	d->vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+	d->vctx.context.device = &d->ibdev;
+	d->vctx.context.ops = mwp_ops;
+	d->vctx.context.cmd_fd = -1;
+	d->vctx.context.async_fd = -1;
+	pthread_mutex_init(&d->vctx.context.mutex, NULL);
+	return &d->vctx.context;
 fail:
 	free_tables(d);
 	return mwp_null_errno(ENOMEM);

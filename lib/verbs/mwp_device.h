@@ -48,7 +48,10 @@ struct mwp_dev_obj {
 TAILQ_HEAD(mwp_dev_objs, mwp_dev_obj);
 
 struct mwp_dev {
-	struct ibv_context ctx;		/* first: ibv_context * == mwp_dev * */
+	/* the context, as libibverbs' extended one: verbs_get_ctx() finds
+	 * its extended ops (none here; a host of the device may set some),
+	 * and NULL ops answer EOPNOTSUPP from the inline verbs */
+	struct verbs_context vctx;
 	struct ibv_device ibdev;
 	pthread_mutex_t lock;		/* control path only */
 	struct rte_rcu_qsbr *rcu;
@@ -79,7 +82,7 @@ struct mwp_pd {
 	struct mwp_dev_obj obj;		/* users: MRs, MWs and QPs in it */
 };
 
-#define to_mdev(c)	container_of(c, struct mwp_dev, ctx)
+#define to_mdev(c)	container_of(c, struct mwp_dev, vctx.context)
 #define to_mpd(p)	container_of(p, struct mwp_pd, ibpd)
 
 /* The lowest free slot of tbl[n] at or above *hint, which moves past it;
