@@ -20,6 +20,7 @@ pkgs=(
 	iproute2 iputils-ping	# live tests: veths, namespaces, ping
 	clang            # libFuzzer target
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
+	python3-pyverbs		# ... and rdma-core's own tests
 )
 if [[ ${1:-} == --bench ]]; then
 	pkgs+=(dpdk)     # dpdk-testpmd, the baseline of bench/

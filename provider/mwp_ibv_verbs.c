@@ -91,6 +91,13 @@ ibv_get_device_index(struct ibv_device *dev)
 	return mwp_ibv_dev_of(dev) != NULL ? -1 : mwp_ibv_real.get_device_index(dev);
 }
 
+/* the extended ops (below, with the queries) */
+static int ext_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a,
+			  size_t size);
+static int ext_query_device(struct ibv_context *ctx,
+			    const struct ibv_query_device_ex_input *input,
+			    struct ibv_device_attr_ex *a, size_t size);
+
 /* poll_cq of mwpath's contexts: the datapath's turn, then the CQ */
 static int (*lib_poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 
@@ -111,8 +118,12 @@ ibv_open_device(struct ibv_device *dev)
 		return mwp_ibv_real.open_device(dev);
 	ctx = mwp_ibv_open(d);
 	if (ctx != NULL && ctx->ops.poll_cq != poll_cq) {
+		struct verbs_context *v = verbs_get_ctx(ctx);
+
 		lib_poll_cq = ctx->ops.poll_cq;
 		ctx->ops.poll_cq = poll_cq;
+		v->query_port = ext_query_port;
+		v->query_device_ex = ext_query_device;
 	}
 	return ctx;
 }
@@ -141,7 +152,7 @@ ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->sys_image_guid = d->guid;
 	a->max_mr_size = UINT64_C(1) << 31;
 	a->page_size_cap = 4096;
-	a->vendor_id = 0;
+	a->vendor_id = 0xffffff;	/* no IEEE OUI: what rxe and siw say */
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
 	a->max_qp = MWP_IBV_MAX_QP;
@@ -165,19 +176,16 @@ ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	return 0;
 }
 
-int
-(ibv_query_port)(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *compat)
+/* The port's attributes up to size bytes of a: the compat struct's
+ * fields for the exported ibv_query_port (a caller built against an older
+ * verbs.h passes that much; the inline clears the rest), all of them for
+ * the extended op. */
+static int
+port_attr(const struct mwp_ibv_dev *d, uint8_t port, struct ibv_port_attr *a, size_t size)
 {
-	const struct mwp_ibv_dev *d = mwp_ibv_ctx_dev(ctx);
-	struct ibv_port_attr *a = (struct ibv_port_attr *)compat;
-
-	if (d == NULL)
-		return mwp_ibv_real.query_port(ctx, port, compat);
 	if (port != 1)
 		return EINVAL;
-	/* the fields of the compat struct only: a caller built against an
-	 * older verbs.h passes that much (the inline clears the rest) */
-	memset(a, 0, offsetof(struct ibv_port_attr, flags));
+	memset(a, 0, RTE_MIN(size, sizeof(*a)));
 	a->state = IBV_PORT_ACTIVE;
 	a->max_mtu = IBV_MTU_4096;
 	a->active_mtu = (enum ibv_mtu)(rte_bsf32(d->pc.mtu) - 7);
@@ -190,6 +198,48 @@ int
 	a->phys_state = 5;	/* LinkUp */
 	a->max_vl_num = 1;
 	a->link_layer = IBV_LINK_LAYER_ETHERNET;
+	if (size >= sizeof(*a)) {
+		a->flags = 0;
+		a->port_cap_flags2 = 0;
+	}
+	return 0;
+}
+
+int
+(ibv_query_port)(struct ibv_context *ctx, uint8_t port, struct _compat_ibv_port_attr *compat)
+{
+	const struct mwp_ibv_dev *d = mwp_ibv_ctx_dev(ctx);
+
+	if (d == NULL)
+		return mwp_ibv_real.query_port(ctx, port, compat);
+	return port_attr(d, port, (struct ibv_port_attr *)compat,
+			 offsetof(struct ibv_port_attr, flags));
+}
+
+/* The extended ops libibverbs' inline verbs call on mwpath's contexts. */
+static int
+ext_query_port(struct ibv_context *ctx, uint8_t port, struct ibv_port_attr *a, size_t size)
+{
+	return port_attr(mwp_ibv_ctx_dev(ctx), port, a, size);
+}
+
+static int
+ext_query_device(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
+		 struct ibv_device_attr_ex *a, size_t size)
+{
+	int ret;
+
+	if (input != NULL && input->comp_mask != 0)
+		return EINVAL;
+	if (size < offsetof(struct ibv_device_attr_ex, comp_mask) + sizeof(a->comp_mask))
+		return EINVAL;
+	memset(a, 0, RTE_MIN(size, sizeof(*a)));
+	ret = ibv_query_device(ctx, &a->orig_attr);
+	if (ret != 0)
+		return ret;
+	if (size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) +
+		    sizeof(a->phys_port_cnt_ex))
+		a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;
 	return 0;
 }
 
@@ -359,7 +409,10 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 
 	if (mwp_ibv_ctx_dev(ctx) == NULL)
 		return mwp_ibv_real.create_cq(ctx, cqe, cq_context, channel, comp_vector);
-	RTE_SET_USED(comp_vector);	/* one vector */
+	if (comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
 	cq = mwp_create_cq(ctx, cqe);
 	if (cq == NULL)
 		return NULL;
@@ -408,6 +461,14 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 
 	if (d == NULL)
 		return mwp_ibv_real.create_qp(pd, attr);
+	/* types verbs knows and mwpath has not: not supported (what test
+	 * suites skip on), not invalid */
+	if (attr->qp_type == IBV_QPT_UD || attr->qp_type == IBV_QPT_RAW_PACKET ||
+	    attr->qp_type == IBV_QPT_XRC_SEND || attr->qp_type == IBV_QPT_XRC_RECV ||
+	    attr->qp_type == IBV_QPT_DRIVER) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (attr->cap.max_send_sge == 0)
 		attr->cap.max_send_sge = 1;
 	if (attr->cap.max_recv_sge == 0)

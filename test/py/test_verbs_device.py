@@ -14,6 +14,7 @@ provider/not-interposed.txt.
 """
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -162,16 +163,19 @@ class Pair(unittest.TestCase):
                eal=EAL + " --vdev=net_memif0,role=server,socket=" + sock)
         config(cls.client, "02:00:00:00:00:02", "192.0.2.2", "2001:db8::2",
                eal=EAL + " --vdev=net_memif0,role=client,socket=" + sock)
-        cls.port = 18600
 
     @classmethod
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
     def pair(self, *cmd):
-        """cmd on both sides (the client names the server): both results."""
-        Pair.port += 1
-        args = list(cmd) + ["-p", str(Pair.port)]
+        """cmd on both sides (the client names the server): both results.
+        The TCP port of their exchange is one the kernel just found free
+        (another run of these tests may be using others)."""
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        args = list(cmd) + ["-p", str(port)]
         srv = subprocess.Popen([RUN, "-c", self.server, "--"] + args, env=ENV,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
