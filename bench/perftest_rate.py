@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Debian's unmodified perftest between two mwpath processes (the
+libibverbs device, docs/verbs-device.md), joined by net_memif, beside the
+responder alone (bench_resp: one lcore, no ethdev) measured in the same
+run: the ratio is what to compare between builds and machines.
+
+    bench/perftest_rate.py [BUILD_DIR] [RUNS]     (default: build, 3)
+
+Message rates are perftest's MsgRate (64 B, RC); bandwidths its BW
+average.  Each figure is the median of RUNS runs.  Both processes and
+their progress threads share this machine's cores with perftest's own
+polling threads, so the pair's rate is far below what one polling lcore
+answers: the ratio says how much of the responder's rate reaches an
+unmodified program through ibv_post_send, the wire (memif), and
+ibv_poll_cq.
+"""
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+EAL = "--no-huge --no-pci --no-shconf -m 256 --log-level=pmd.net.memif:error"
+TESTS = [
+    # (label, tool and args, size, figure: 'rate' Mpps or 'bw' MB/s, bench_resp row)
+    ("64 B WRITE", ["ib_write_bw", "-n", "20000"], 64, "rate", "64 B WRITE ONLY"),
+    ("64 B READ", ["ib_read_bw", "-n", "10000"], 64, "rate", "8 B READ"),
+    ("64 B SEND", ["ib_send_bw", "-n", "20000"], 64, "rate", None),
+    ("FETCH_ADD", ["ib_atomic_bw", "-A", "FETCH_AND_ADD", "-n", "10000"], 8, "rate",
+     "FETCH_ADD"),
+    ("4 KiB WRITE", ["ib_write_bw", "-n", "5000"], 4096, "bw", None),
+    ("64 KiB WRITE", ["ib_write_bw", "-n", "1000"], 65536, "bw", None),
+]
+
+
+def config(path, mac, ip, sock, role):
+    with open(path, "w") as f:
+        f.write("[device 0]\neal = %s --vdev=net_memif0,role=%s,socket=%s\n"
+                "[port 0]\nmac = %s\nipv4 = %s\n" % (EAL, role, sock, mac, ip))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pair(run, tmp, args):
+    """perftest on both sides, on a memif link of their own; the client's
+    output, or None if either side failed or took over a minute."""
+    sock = tempfile.mktemp(prefix="memif", dir=tmp)
+    server, client = os.path.join(tmp, "s.ini"), os.path.join(tmp, "c.ini")
+    config(server, "02:00:00:00:00:01", "192.0.2.1", sock, "server")
+    config(client, "02:00:00:00:00:02", "192.0.2.2", sock, "client")
+    args = args + ["-d", "mwpath0", "-x", "0", "-p", str(free_port())]
+    srv = subprocess.Popen([run, "-c", server, "--"] + args, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    time.sleep(1.0)
+    cli = None
+    try:
+        cli = subprocess.run([run, "-c", client, "--"] + args + ["localhost"],
+                             capture_output=True, text=True, timeout=60)
+        srv.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        cli = None
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.wait()
+    if cli is None or cli.returncode != 0 or srv.returncode != 0:
+        print("# %s: failed or timed out" % " ".join(args), file=sys.stderr)
+        return None
+    return cli.stdout
+
+
+def figure(out, size, kind):
+    m = re.search(r"^\s*%d\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size, out or "", re.M)
+    if m is None:
+        return None
+    return float(m.group(3)) if kind == "rate" else float(m.group(2))
+
+
+def bench_resp(build):
+    """Mpps of bench_resp's rows, by workload name."""
+    out = subprocess.run([os.path.join(build, "bench", "bench_resp"), "--quick"],
+                         capture_output=True, text=True, check=True).stdout
+    rows = {}
+    for line in out.splitlines():
+        m = re.match(r"^(.+?)\s{2,}\d+\s+([\d.]+)\s", line)
+        if m:
+            rows[m.group(1).strip()] = float(m.group(2))
+    return rows
+
+
+def main():
+    build = sys.argv[1] if len(sys.argv) > 1 else "build"
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    run = os.path.join(build, "provider", "mwpath-run")
+    with tempfile.TemporaryDirectory() as tmp:
+        figures = {t[0]: [] for t in TESTS}
+        resp = {}
+        for _ in range(runs):
+            for label, args, size, kind, _row in TESTS:
+                v = figure(pair(run, tmp, args + ["-s", str(size)]), size, kind)
+                if v is not None:
+                    figures[label].append(v)
+            for k, v in bench_resp(build).items():
+                resp.setdefault(k, []).append(v)
+    print("# perftest_rate: two mwpath processes on net_memif (perftest unmodified), "
+          "bench_resp in the same run; medians of %d" % runs)
+    print("%-14s %14s %22s %8s" % ("test", "perftest", "bench_resp (1 lcore)", "ratio"))
+    for label, _args, _size, kind, row in TESTS:
+        vals = figures[label]
+        if not vals:
+            print("%-14s %14s" % (label, "FAILED"))
+            continue
+        if len(vals) < runs:
+            print("# %s: %d of %d runs failed" % (label, runs - len(vals), runs))
+        v = statistics.median(vals)
+        unit = "Mpps" if kind == "rate" else "MB/s"
+        if row is not None and resp.get(row):
+            r = statistics.median(resp[row])
+            print("%-14s %9.3f %s %15.2f Mpps %8.3f" % (label, v, unit, r, v / r))
+        else:
+            print("%-14s %9.3f %s %22s %8s" % (label, v, unit, "-", "-"))
+
+
+if __name__ == "__main__":
+    main()
