@@ -134,6 +134,25 @@ class Device(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("no configuration", r.stderr)
 
+    def test_the_memory_window_benchmark_runs_and_its_check_holds(self):
+        """bench/mw_verbs_bench (verbs.h only) in one process, its two QPs
+        talking through the port's loop: binds, invalidations, WRITE and
+        READ through a rebound window, and the invalidated key refused."""
+        bench = os.path.join(BUILD, "bench", "mw_verbs_bench")
+        if not os.path.exists(bench):
+            self.skipTest("built without benchmarks")
+        for args in (["-n", "2000", "-r", "100"], ["-n", "300", "-r", "1", "-s", "4096"]):
+            with self.subTest(args=args):
+                r = run(self.cfg, bench, "-d", "mwpath0", *args)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertIn("invalidated key refused   yes (REM_ACCESS_ERR), memory intact",
+                              r.stdout)
+                for name in ("bind+invalidate", "WRITE", "READ"):
+                    m = re.search(r"^%s.*?(?:pairs|ops)/s\s+([\d.]+)" % re.escape(name),
+                                  r.stdout, re.M)
+                    self.assertIsNotNone(m, r.stdout)
+                    self.assertGreater(float(m.group(1)), 0)
+
     def test_every_libibverbs_function_is_defined_or_listed_with_a_reason(self):
         exported = objdump_functions(LIBIBVERBS)
         ours = objdump_functions(SHIM)
@@ -237,6 +256,11 @@ class Pair(unittest.TestCase):
         for tool, size in (("ib_write_bw", 65536), ("ib_read_bw", 4096), ("ib_send_bw", 4096)):
             with self.subTest(tool=tool):
                 self.bw_row(self.perftest(tool, "-s", str(size), "-n", "200"), size)
+
+    def test_perftest_on_uc(self):
+        for tool in ("ib_write_bw", "ib_send_bw"):
+            with self.subTest(tool=tool):
+                self.bw_row(self.perftest(tool, "-c", "UC", "-s", "4096", "-n", "200"), 4096)
 
     def test_perftest_send_in_event_mode(self):
         self.bw_row(self.perftest("ib_send_bw", "-e", "-s", "4096", "-n", "200"), 4096)
