@@ -7,20 +7,26 @@
  * rebinds a Type 2 window on its region; the requester writes and reads
  * through it.
  *
- *   mw_verbs_bench [-d DEV] [-g GID_INDEX] [-n OPS] [-r REBIND_EVERY] [-s SIZE]
+ *   mw_verbs_bench [-d DEV] [-x GID_INDEX] [-n ITERS] [-r REBIND_EVERY]
+ *                  [-s SIZE] [--json FILE]
  *
- * Prints, one line each:
+ * (perftest's letters where perftest has the option.)  Prints a table:
  *   - bind+invalidate pairs a second (BIND_MW then LOCAL_INV, signaled);
  *   - WRITE and READ operations a second through a window rebound (LOCAL_INV
  *     then BIND_MW with a new key) every REBIND_EVERY operations;
  *   - the LOCAL_INV's latency from post to completion, p50 and p99;
- *   - the check that decides it all: a WRITE with the key just invalidated
- *     completes with IBV_WC_REM_ACCESS_ERR, and the region's bytes outside
- *     the window never changed.
- * Exits 0 if every operation completed as expected, 1 otherwise.
+ *   - the time from an invalidation's completion to the completion of the
+ *     first access refused with its key (REM_ACCESS_ERR), p50 and p99: each
+ *     sample takes both QPs through RESET again, since a refused access
+ *     ends the connection;
+ *   - the check that decides it all: every access with an invalidated key
+ *     was refused, and the region's bytes outside the window never changed.
+ * --json writes the same figures as one JSON object.  Exits 0 if every
+ * operation completed as expected, 1 otherwise.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +55,8 @@ static uint8_t *owner_buf, *req_buf;
 static uint32_t size = 64;
 static int gid_index;
 static uint8_t port = 1;
+static union ibv_gid gid;
+static enum ibv_mtu mtu;
 
 static double
 now_s(void)
@@ -195,6 +203,23 @@ connect_qp(struct ibv_qp *qp, uint32_t peer, const union ibv_gid *gid, enum ibv_
 		die("modify to RTS", ret);
 }
 
+/* Both QPs back to RESET and connected again (a refused access ends the
+ * connection: the requester's QP goes to ERR, and the responder's may). */
+static void
+reconnect(void)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct ibv_wc wc;
+
+	if (ibv_modify_qp(owner.qp, &a, IBV_QP_STATE) != 0 ||
+	    ibv_modify_qp(req.qp, &a, IBV_QP_STATE) != 0)
+		die("modify to RESET", EINVAL);
+	while (ibv_poll_cq(owner.cq, 1, &wc) > 0 || ibv_poll_cq(req.cq, 1, &wc) > 0)
+		;
+	connect_qp(owner.qp, req.qp->qp_num, &gid, mtu);
+	connect_qp(req.qp, owner.qp->qp_num, &gid, mtu);
+}
+
 static void
 make_side(struct side *s)
 {
@@ -252,31 +277,67 @@ rdma_rate(enum ibv_wr_opcode op, unsigned int ops, unsigned int every, uint32_t 
 	return ops / (now_s() - t0);
 }
 
+static const char usage[] =
+	"usage: %s [options]\n"
+	"  -d, --ib-dev=DEV         the device (default: the first)\n"
+	"  -x, --gid-index=N        the port's GID to connect through (default 0)\n"
+	"  -n, --iters=N            operations of each kind (default 20000)\n"
+	"  -r, --rebind-every=N     rebind the window every N WRITEs or READs (default 100)\n"
+	"  -s, --size=BYTES         bytes a WRITE or READ moves, the window's length (default 64)\n"
+	"      --json=FILE          also write the figures to FILE as JSON\n"
+	"  -h, --help               this\n";
+
+/* p50 and p99 of n samples, sorted in place. */
+static void
+percentiles(double *v, int n, double *p50, double *p99)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	*p50 = v[n / 2];
+	*p99 = v[n * 99 / 100];
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *dev_name = NULL;
+	static const struct option longopts[] = {
+		{ "ib-dev", required_argument, NULL, 'd' },
+		{ "gid-index", required_argument, NULL, 'x' },
+		{ "iters", required_argument, NULL, 'n' },
+		{ "rebind-every", required_argument, NULL, 'r' },
+		{ "size", required_argument, NULL, 's' },
+		{ "json", required_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dev_name = NULL, *json = NULL;
 	unsigned int ops = 20000, every = 100;
 	struct ibv_device **list;
 	struct ibv_port_attr pa;
-	union ibv_gid gid;
-	double t0, *lat;
+	double t0, *lat, pairs, wr_rate, rd_rate, inv50, inv99, ref50, ref99;
 	uint32_t key;
-	int n, c;
+	int n, c, refusals;
 	bool ok = true;
 
-	while ((c = getopt(argc, argv, "d:g:n:r:s:h")) != -1) {
+	while ((c = getopt_long(argc, argv, "d:g:x:n:r:s:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dev_name = optarg; break;
-		case 'g': gid_index = atoi(optarg); break;
+		case 'g': /* fall through: -g as ibv_rc_pingpong spells it */
+		case 'x': gid_index = atoi(optarg); break;
 		case 'n': ops = (unsigned int)atoi(optarg); break;
 		case 'r': every = (unsigned int)atoi(optarg); break;
 		case 's': size = (uint32_t)atoi(optarg); break;
+		case 'J': json = optarg; break;
+		case 'h':
+			printf(usage, argv[0]);
+			return 0;
 		default:
-			printf("usage: %s [-d DEV] [-g GID_INDEX] [-n OPS] [-r REBIND_EVERY] [-s SIZE]\n",
-			       argv[0]);
-			return c == 'h' ? 0 : 2;
+			fprintf(stderr, usage, argv[0]);
+			return 2;
 		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, usage, argv[0]);
+		return 2;
 	}
 	if (ops == 0 || every == 0 || size == 0 || size > REGION - WIN_OFF) {
 		fprintf(stderr, "mw_verbs_bench: -n, -r and -s must be positive (-s at most %u)\n",
@@ -308,8 +369,9 @@ main(int argc, char **argv)
 		die("ibv_reg_mr / ibv_alloc_mw", errno);
 	make_side(&owner);
 	make_side(&req);
-	connect_qp(owner.qp, req.qp->qp_num, &gid, pa.active_mtu);
-	connect_qp(req.qp, owner.qp->qp_num, &gid, pa.active_mtu);
+	mtu = pa.active_mtu;
+	connect_qp(owner.qp, req.qp->qp_num, &gid, mtu);
+	connect_qp(req.qp, owner.qp->qp_num, &gid, mtu);
 	memset(req_buf, 0xa5, size);
 
 	/* bind + invalidate pairs */
@@ -320,15 +382,16 @@ main(int argc, char **argv)
 		invalidate(key);
 		wait_cq(&owner, 2, IBV_WC_SUCCESS);
 	}
-	printf("bind+invalidate pairs/s   %12.0f\n", ops / (now_s() - t0));
+	pairs = ops / (now_s() - t0);
+	printf("bind+invalidate pairs/s   %12.0f\n", pairs);
 
 	/* RDMA through a window rebound every `every` operations */
 	key = bind(ibv_inc_rkey(key));
 	wait_cq(&owner, 1, IBV_WC_SUCCESS);
-	printf("WRITE %u B ops/s           %12.0f  (rebound every %u)\n", size,
-	       rdma_rate(IBV_WR_RDMA_WRITE, ops, every, &key), every);
-	printf("READ %u B ops/s            %12.0f  (rebound every %u)\n", size,
-	       rdma_rate(IBV_WR_RDMA_READ, ops, every, &key), every);
+	wr_rate = rdma_rate(IBV_WR_RDMA_WRITE, ops, every, &key);
+	printf("WRITE %u B ops/s           %12.0f  (rebound every %u)\n", size, wr_rate, every);
+	rd_rate = rdma_rate(IBV_WR_RDMA_READ, ops, every, &key);
+	printf("READ %u B ops/s            %12.0f  (rebound every %u)\n", size, rd_rate, every);
 
 	/* invalidate latency, post to completion */
 	n = ops < 2000 ? (int)ops : 2000;
@@ -343,13 +406,31 @@ main(int argc, char **argv)
 		key = bind(ibv_inc_rkey(key));
 		wait_cq(&owner, 1, IBV_WC_SUCCESS);
 	}
-	qsort(lat, (size_t)n, sizeof(*lat), cmp_double);
+	percentiles(lat, n, &inv50, &inv99);
 	printf("LOCAL_INV to completion   p50 %.1f us  p99 %.1f us  (%d)\n",
-	       lat[n / 2] * 1e6, lat[n * 99 / 100] * 1e6, n);
+	       inv50 * 1e6, inv99 * 1e6, n);
+
+	/* from an invalidation's completion to the first refused access:
+	 * each sample ends the connection, so both QPs start again */
+	refusals = ops < 200 ? (int)ops : 200;
+	for (int i = 0; i < refusals; i++) {
+		invalidate(key);
+		wait_cq(&owner, 1, IBV_WC_SUCCESS);
+		t0 = now_s();
+		rdma(IBV_WR_RDMA_WRITE, key, 99);
+		wait_cq(&req, 1, IBV_WC_REM_ACCESS_ERR);
+		lat[i] = now_s() - t0;
+		reconnect();
+		key = bind(ibv_inc_rkey(key));
+		wait_cq(&owner, 1, IBV_WC_SUCCESS);
+	}
+	percentiles(lat, refusals, &ref50, &ref99);
+	printf("invalidated to refused    p50 %.1f us  p99 %.1f us  (%d)\n",
+	       ref50 * 1e6, ref99 * 1e6, refusals);
 	free(lat);
 
-	/* the check: the invalidated key is refused, memory outside the
-	 * window untouched, the window holds the last WRITE */
+	/* the check: the last invalidated key is refused too, memory outside
+	 * the window untouched, the window holds the last WRITE */
 	invalidate(key);
 	wait_cq(&owner, 1, IBV_WC_SUCCESS);
 	rdma(IBV_WR_RDMA_WRITE, key, 99);
@@ -366,5 +447,21 @@ main(int argc, char **argv)
 	}
 	printf("invalidated key refused   %s\n", ok ? "yes (REM_ACCESS_ERR), memory intact" :
 							   "MEMORY CHANGED");
+	if (json != NULL) {
+		FILE *f = fopen(json, "w");
+
+		if (f == NULL)
+			die(json, errno);
+		fprintf(f, "{\"device\": \"%s\", \"size\": %" PRIu32 ", \"iters\": %u, "
+			"\"rebind_every\": %u, \"bind_invalidate_pairs_per_s\": %.0f, "
+			"\"write_ops_per_s\": %.0f, \"read_ops_per_s\": %.0f, "
+			"\"local_inv_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
+			"\"invalidated_to_refused_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
+			"\"check_ok\": %s}\n",
+			ibv_get_device_name(ctx->device), size, ops, every, pairs, wr_rate,
+			rd_rate, inv50 * 1e6, inv99 * 1e6, ref50 * 1e6, ref99 * 1e6,
+			ok ? "true" : "false");
+		fclose(f);
+	}
 	return ok ? 0 : 1;
 }

@@ -12,6 +12,7 @@ function of the installed libibverbs is either defined by
 libmwpath-ibverbs.so or listed, with its reason, in
 provider/not-interposed.txt.
 """
+import json
 import os
 import re
 import socket
@@ -143,8 +144,16 @@ class Device(unittest.TestCase):
             self.skipTest("built without benchmarks")
         for args in (["-n", "2000", "-r", "100"], ["-n", "300", "-r", "1", "-s", "4096"]):
             with self.subTest(args=args):
-                r = run(self.cfg, bench, "-d", "mwpath0", *args)
+                out = os.path.join(self.tmp.name, "mw.json")
+                r = run(self.cfg, bench, "-d", "mwpath0", "--json", out, *args)
                 self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                with open(out) as f:
+                    fig = json.load(f)
+                self.assertTrue(fig["check_ok"])
+                self.assertEqual(fig["device"], "mwpath0")
+                self.assertGreater(fig["invalidated_to_refused_us"]["p50"], 0)
+                self.assertLessEqual(fig["invalidated_to_refused_us"]["p50"],
+                                     fig["invalidated_to_refused_us"]["p99"])
                 self.assertIn("invalidated key refused   yes (REM_ACCESS_ERR), memory intact",
                               r.stdout)
                 for name in ("bind+invalidate", "WRITE", "READ"):
