@@ -211,6 +211,7 @@ device_progress(const char *v, void *obj, char *err, size_t errlen)
 	static const char *const names[] = {
 		[APP_PROGRESS_THREAD] = "thread",
 		[APP_PROGRESS_CALLS] = "calls",
+		[APP_PROGRESS_LCORE] = "lcore",
 	};
 
 	for (unsigned int i = 0; i < RTE_DIM(names); i++)
@@ -218,7 +219,7 @@ device_progress(const char *v, void *obj, char *err, size_t errlen)
 			((struct app_device *)obj)->progress = (enum app_progress)i;
 			return 0;
 		}
-	APP_KEY_FAIL("'%s' is not thread or calls", v);
+	APP_KEY_FAIL("'%s' is not thread, calls or lcore", v);
 }
 
 static const struct app_key device_keys[] = {

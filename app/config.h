@@ -133,6 +133,7 @@ enum app_progress {
 	APP_PROGRESS_THREAD,	/* a thread of the device's, and the program's
 				 * ibv_poll_cq (the default) */
 	APP_PROGRESS_CALLS,	/* the program's ibv_poll_cq alone */
+	APP_PROGRESS_LCORE,	/* an EAL worker lcore of the device's, polling */
 };
 
 /** [device N]: the libibverbs device mwpathN (the mwpath app ignores it). */

@@ -47,8 +47,9 @@ struct mwp_ibv_dev {
 	struct rte_mempool *mp;
 	struct mwp_lcore lc;
 	bool stop;
-	pthread_t thread;		/* the progress thread, unless calls only */
+	pthread_t thread;		/* the progress thread (progress = thread) */
 	bool has_thread;
+	unsigned int lcore;		/* the polling lcore (progress = lcore) */
 	int failed;			/* the first open's errno: every open's */
 	pthread_mutex_t poll;		/* one poller at a time */
 };
@@ -130,7 +131,13 @@ int mwp_ibv_channel_attach(struct ibv_cq *cq, struct ibv_comp_channel *ch);
 void mwp_ibv_channel_detach(struct ibv_cq *cq);
 
 /** Run the datapath once if no other thread is (progress in calls).
- *  Returns the work done: 0 when idle or busy elsewhere. */
+ *  Returns the work done: 0 when idle or busy elsewhere (or when an
+ *  lcore of the device's polls). */
 unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);
+
+/** Stop the datapath for a change only a stopped port takes (a QP
+ *  attached or freed), and start it again. */
+void mwp_ibv_pause(struct mwp_ibv_dev *d);
+void mwp_ibv_resume(struct mwp_ibv_dev *d);
 
 #endif /* MWP_IBV_H */

@@ -187,6 +187,8 @@ stop_ports(void)
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
 		if (d->has_thread)
 			pthread_join(d->thread, NULL);
+		if (d->conf.progress == APP_PROGRESS_LCORE)
+			rte_eal_wait_lcore(d->lcore);
 		mwp_ethdev_close(d->conf.port);
 	}
 }
@@ -196,6 +198,8 @@ mwp_ibv_progress(struct mwp_ibv_dev *d)
 {
 	unsigned int work;
 
+	if (d->conf.progress == APP_PROGRESS_LCORE)
+		return 0;	/* its lcore polls, alone */
 	if (pthread_mutex_trylock(&d->poll) != 0)
 		return 0;	/* another thread is polling */
 	mwp_reader_online(d->ctx, MWP_IBV_READER);
@@ -231,6 +235,28 @@ progress_thread(void *arg)
 		}
 	}
 	return NULL;
+}
+
+void
+mwp_ibv_pause(struct mwp_ibv_dev *d)
+{
+	pthread_mutex_lock(&d->poll);
+	if (d->conf.progress == APP_PROGRESS_LCORE) {
+		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
+		rte_eal_wait_lcore(d->lcore);
+	}
+}
+
+void
+mwp_ibv_resume(struct mwp_ibv_dev *d)
+{
+	if (d->conf.progress == APP_PROGRESS_LCORE) {
+		__atomic_store_n(&d->stop, false, __ATOMIC_RELAXED);
+		if (rte_eal_remote_launch(mwp_lcore_main, &d->lc, d->lcore) != 0)
+			fprintf(stderr, "mwpath-ibverbs: %s: lcore %u did not start again\n",
+				d->dev.name, d->lcore);
+	}
+	pthread_mutex_unlock(&d->poll);
 }
 
 /* The port, the engine that polls it and the library's device. */
@@ -273,7 +299,18 @@ start_device(struct mwp_ibv_dev *d)
 	d->ctx = mwp_open_device(&attr);
 	if (d->ctx == NULL)
 		return -errno;
-	d->lc.lcore_id = MWP_IBV_READER;
+	/* progress = lcore: the first worker lcore of the EAL arguments
+	 * polls, and is the reader; otherwise whoever polls is reader
+	 * MWP_IBV_READER, online only while polling */
+	if (d->conf.progress == APP_PROGRESS_LCORE) {
+		d->lcore = rte_get_next_lcore(-1, 1, 0);
+		if (d->lcore >= RTE_MAX_LCORE) {
+			fprintf(stderr, "mwpath-ibverbs: %s: progress = lcore needs a worker lcore (give eal = ... -l 0,1)\n",
+				d->dev.name);
+			return -EINVAL;
+		}
+	}
+	d->lc.lcore_id = d->conf.progress == APP_PROGRESS_LCORE ? d->lcore : MWP_IBV_READER;
 	d->lc.nb_queues = 1;
 	d->lc.q[0].port_id = pid;
 	d->lc.q[0].queue_id = 0;
@@ -282,11 +319,17 @@ start_device(struct mwp_ibv_dev *d)
 	ret = mwp_lcore_init(&d->lc, rte_eth_dev_socket_id(pid));
 	if (ret != 0)
 		return ret;
-	ret = mwp_reader_register(d->ctx, MWP_IBV_READER);
-	if (ret != 0)
-		return -ret;
-	mwp_reader_offline(d->ctx, MWP_IBV_READER);
-	if (d->conf.progress != APP_PROGRESS_CALLS) {
+	if (d->conf.progress == APP_PROGRESS_LCORE) {
+		ret = rte_eal_remote_launch(mwp_lcore_main, &d->lc, d->lcore);
+		if (ret != 0)
+			return ret;
+	} else {
+		ret = mwp_reader_register(d->ctx, MWP_IBV_READER);
+		if (ret != 0)
+			return -ret;
+		mwp_reader_offline(d->ctx, MWP_IBV_READER);
+	}
+	if (d->conf.progress == APP_PROGRESS_THREAD) {
 		ret = pthread_create(&d->thread, NULL, progress_thread, d);
 		if (ret != 0)
 			return -ret;

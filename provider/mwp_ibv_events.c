@@ -4,10 +4,13 @@
  * -e): a channel is an eventfd in semaphore mode and a FIFO of the CQs
  * that signalled.  A completion reaching an armed CQ (the engine's
  * thread, mwp_cq_set_event) queues the CQ and adds one to the eventfd;
- * ibv_get_cq_event reads one and takes the CQ.  The channel's fd blocks,
- * polls and selects as a kernel channel's does.
+ * ibv_get_cq_event reads one and takes the CQ (with progress = calls it
+ * polls the datapath while it waits).  The channel's fd blocks, polls and
+ * selects as a kernel channel's does.
  */
 #include <errno.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -140,6 +143,18 @@ mwp_ibv_channel_detach(struct ibv_cq *cq)
 	cq->channel = NULL;
 }
 
+/* Until fd has a signal, run the device's datapath (yielding the core
+ * while it is idle). */
+static void
+wait_polling(struct mwp_ibv_dev *d, int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	while (poll(&p, 1, 0) == 0)
+		if (mwp_ibv_progress(d) == 0)
+			sched_yield();
+}
+
 int
 ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
@@ -155,6 +170,10 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 	}
 	c = to_channel(ch);
 	while (got == NULL) {
+		/* progress = calls: nothing else runs the datapath, so the
+		 * wait for a signal polls it */
+		if (mwp_ibv_ctx_dev(ch->context)->conf.progress == APP_PROGRESS_CALLS)
+			wait_polling(mwp_ibv_ctx_dev(ch->context), ch->fd);
 		/* one signal (semaphore mode); EAGAIN if the program made
 		 * the fd non-blocking and none is there */
 		if (read(ch->fd, &n, sizeof(n)) != sizeof(n))

@@ -476,10 +476,10 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp = mwp_create_qp(pd, attr);
 	if (qp == NULL)
 		return NULL;
-	/* on the port, out of the poller's way */
-	pthread_mutex_lock(&d->poll);
+	/* on the port, with its datapath stopped */
+	mwp_ibv_pause(d);
 	ret = mwp_port_attach_qp(d->port, qp);
-	pthread_mutex_unlock(&d->poll);
+	mwp_ibv_resume(d);
 	if (ret != 0) {
 		mwp_destroy_qp(qp);
 		errno = ret;
@@ -517,8 +517,8 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (d == NULL)
 		return mwp_ibv_real.destroy_qp(qp);
-	pthread_mutex_lock(&d->poll);
+	mwp_ibv_pause(d);
 	ret = mwp_destroy_qp(qp);
-	pthread_mutex_unlock(&d->poll);
+	mwp_ibv_resume(d);
 	return ret;
 }

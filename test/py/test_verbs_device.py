@@ -117,7 +117,7 @@ class Device(unittest.TestCase):
         r = run(cfg, "ibv_devices")
         self.assertEqual(r.returncode, 0)
         self.assertNotIn("mwpath0", r.stdout)
-        self.assertIn("bad.ini:2: [device 0] progress: 'sometimes' is not thread or calls",
+        self.assertIn("bad.ini:2: [device 0] progress: 'sometimes' is not thread, calls or lcore",
                       r.stderr)
 
     def test_a_device_whose_port_does_not_exist_fails_to_open_with_one_line(self):
@@ -161,6 +161,25 @@ class Device(unittest.TestCase):
                                   r.stdout, re.M)
                     self.assertIsNotNone(m, r.stdout)
                     self.assertGreater(float(m.group(1)), 0)
+
+    def test_progress_on_an_lcore_of_its_own(self):
+        """progress = lcore: an EAL worker lcore polls; QPs are attached
+        with it stopped and started again.  Without a worker: one line."""
+        bench = os.path.join(BUILD, "bench", "mw_verbs_bench")
+        cfg = os.path.join(self.tmp.name, "lcore.ini")
+        config(cfg, "02:00:00:00:00:01", "192.0.2.1", extra="progress = lcore",
+               eal="-l 0,1 " + EAL + " --vdev=net_null0,no-rx=1")
+        if os.path.exists(bench):
+            r = run(cfg, bench, "-d", "mwpath0", "-n", "2000")
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            self.assertIn("memory intact", r.stdout)
+        r = run(cfg, "ibv_devinfo", "-d", "mwpath0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        config(cfg, "02:00:00:00:00:01", "192.0.2.1", extra="progress = lcore",
+               eal="-l 0 " + EAL + " --vdev=net_null0,no-rx=1")
+        r = run(cfg, "ibv_devinfo", "-d", "mwpath0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("progress = lcore needs a worker lcore", r.stderr)
 
     def test_every_libibverbs_function_is_defined_or_listed_with_a_reason(self):
         exported = objdump_functions(LIBIBVERBS)
@@ -239,6 +258,27 @@ class Pair(unittest.TestCase):
         self.assert_both_ok(s, c)
         for rc, out, err in (s, c):
             self.assertRegex(out, r"100 iters in [\d.]+ seconds")
+
+    def test_progress_in_the_programs_calls_alone(self):
+        """progress = calls: no thread; ibv_poll_cq, and ibv_get_cq_event
+        in event mode, run the datapath while the program waits."""
+        saved = (Pair.server, Pair.client)
+        try:
+            for side in ("server", "client"):
+                path = getattr(Pair, side)
+                with open(path) as f:
+                    text = f.read().replace("[device 0]\n", "[device 0]\nprogress = calls\n")
+                calls = path.replace(".ini", "-calls.ini")
+                with open(calls, "w") as f:
+                    f.write(text)
+                setattr(Pair, side, calls)
+            for extra in ([], ["-e"]):
+                with self.subTest(extra=extra):
+                    s, c = self.pair("ibv_rc_pingpong", "-d", "mwpath0", "-g", "0",
+                                     "-n", "50", *extra)
+                    self.assert_both_ok(s, c)
+        finally:
+            Pair.server, Pair.client = saved
 
     def test_ibv_rc_pingpong_over_ipv6(self):
         s, c = self.pair("ibv_rc_pingpong", "-d", "mwpath0", "-g", "1", "-n", "20")
