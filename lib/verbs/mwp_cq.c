@@ -71,7 +71,9 @@ mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc)
 {
 	MWP_TSAN_RELEASE(cq->ring);
 	if (rte_ring_enqueue_elem(cq->ring, (void *)(uintptr_t)wc, sizeof(*wc)) != 0) {
-		cq->overruns++;
+		/* the CQ is in error from its first overrun (verbs) */
+		if (cq->overruns++ == 0)
+			mwp_dev_async_cq(to_mdev(cq->ibcq.context), &cq->ibcq, IBV_EVENT_CQ_ERR);
 		return -ENOSPC;
 	}
 	/* the completion is in the ring before the event says so */
@@ -117,6 +119,14 @@ mwp_op_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return 0;
 }
 
+/* A QP whose completion its CQ could not take: in error, and told so. */
+static void
+overrun(struct mwp_qp *qp)
+{
+	mwp_qp_to_err(qp);
+	mwp_dev_async_qp(qp->dev, &qp->ibqp, IBV_EVENT_QP_FATAL);
+}
+
 /* ---- send completions, in posting order ---- */
 
 /* Deliver completed entries in order; stop at the first that is not
@@ -140,7 +150,7 @@ mwp_cq_deliver_sq(struct mwp_qp *qp)
 		}
 		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
 		    mwp_cq_push(qp->scq, &e->wc) != 0) {
-			mwp_qp_to_err(qp);
+			overrun(qp);
 			break;
 		}
 		if (e->det_bind)
@@ -201,7 +211,7 @@ mwp_cq_recv_done(struct mwp_qp *qp, const struct mwp_rwqe *r,
 	if (status != IBV_WC_SUCCESS)
 		mwp_qp_to_err(qp);
 	if (mwp_cq_push(qp->rcq, &wc) != 0) {
-		mwp_qp_to_err(qp);
+		overrun(qp);
 		return -ENOSPC;
 	}
 	return 0;
@@ -221,8 +231,9 @@ mwp_cq_recv_complete(struct ibv_qp *ibqp, enum ibv_wc_opcode opcode,
 	/* keep the receive posted if the CQ cannot take its completion */
 	if (rte_ring_free_count(qp->rcq->ring) == 0) {
 		rte_ring_dequeue_elem_finish(qp->rq, 0);
-		qp->rcq->overruns++;
-		mwp_qp_to_err(qp);
+		if (qp->rcq->overruns++ == 0)
+			mwp_dev_async_cq(qp->dev, &qp->rcq->ibcq, IBV_EVENT_CQ_ERR);
+		overrun(qp);
 		return -ENOSPC;
 	}
 	rte_ring_dequeue_elem_finish(qp->rq, 1);

@@ -270,3 +270,32 @@ mwp_dev_obj_del(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o
 	pthread_mutex_unlock(&d->lock);
 	return ret;
 }
+
+void
+mwp_device_set_async(struct ibv_context *ctx, mwp_async_event_fn fn, void *arg)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+
+	d->async_arg = arg;
+	__atomic_store_n(&d->async, fn, __ATOMIC_RELEASE);
+}
+
+void
+mwp_dev_async_qp(struct mwp_dev *d, struct ibv_qp *qp, enum ibv_event_type type)
+{
+	mwp_async_event_fn fn = __atomic_load_n(&d->async, __ATOMIC_ACQUIRE);
+	struct ibv_async_event ev = { .element.qp = qp, .event_type = type };
+
+	if (fn != NULL)
+		fn(&d->vctx.context, &ev, d->async_arg);
+}
+
+void
+mwp_dev_async_cq(struct mwp_dev *d, struct ibv_cq *cq, enum ibv_event_type type)
+{
+	mwp_async_event_fn fn = __atomic_load_n(&d->async, __ATOMIC_ACQUIRE);
+	struct ibv_async_event ev = { .element.cq = cq, .event_type = type };
+
+	if (fn != NULL)
+		fn(&d->vctx.context, &ev, d->async_arg);
+}

@@ -18,6 +18,7 @@
 #include <rte_common.h>
 #include <rte_rcu_qsbr.h>
 
+#include "mwp_verbs.h"
 #include "rkey_tbl.h"
 
 /* R_Key = index << 8 | key byte.  MR and MW indices come from disjoint
@@ -74,6 +75,9 @@ struct mwp_dev {
 	uint32_t next_qpn;
 	TAILQ_HEAD(, mwp_qp) qps;
 	struct mwp_dev_objs pds, cqs;
+	/* asynchronous events (mwp_device_set_async), NULL: none */
+	mwp_async_event_fn async;
+	void *async_arg;
 	unsigned int id;
 };
 
@@ -88,6 +92,10 @@ struct mwp_pd {
 /* The lowest free slot of tbl[n] at or above *hint, which moves past it;
  * -1 when none is free.  Called with the device's lock held. */
 int mwp_dev_slot_take(void **tbl, uint32_t n, uint32_t *hint);
+
+/* Raise an asynchronous event for a QP or a CQ of the device. */
+void mwp_dev_async_qp(struct mwp_dev *d, struct ibv_qp *qp, enum ibv_event_type type);
+void mwp_dev_async_cq(struct mwp_dev *d, struct ibv_cq *cq, enum ibv_event_type type);
 
 /* Puts o in list l, under the device's lock. */
 void mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o);

@@ -111,6 +111,23 @@ int mwp_dereg_mr(struct ibv_mr *mr);
 /** ibv_create_cq with cqe entries: NULL with errno EINVAL or ENOMEM. */
 struct ibv_cq *mwp_create_cq(struct ibv_context *ctx, int cqe);
 
+/** What an asynchronous event calls (ev->element names the QP or CQ):
+ *  in the thread that finds the error (an engine's), so it must be
+ *  short and must not block. */
+typedef void (*mwp_async_event_fn)(struct ibv_context *ctx,
+				   const struct ibv_async_event *ev, void *arg);
+
+/**
+ * Asynchronous events of a device, as verbs defines them for what mwpath
+ * finds on its own: IBV_EVENT_CQ_ERR for a CQ that overran (and
+ * IBV_EVENT_QP_FATAL for the QP whose completion it could not take);
+ * for an RC responder that stopped on a fatal NAK, IBV_EVENT_QP_REQ_ERR
+ * (invalid request, 0x61), IBV_EVENT_QP_ACCESS_ERR (remote access, 0x62)
+ * or IBV_EVENT_QP_FATAL (remote operation, 0x63).  Errors a completion
+ * reports raise none.  fn NULL: none raised.
+ */
+void mwp_device_set_async(struct ibv_context *ctx, mwp_async_event_fn fn, void *arg);
+
 /** What a completion event calls: in the thread that delivers the
  *  completion (an engine's), so it must be short and must not block. */
 typedef void (*mwp_cq_event_fn)(struct ibv_cq *cq, void *arg);
