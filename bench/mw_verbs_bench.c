@@ -20,13 +20,16 @@
  *     sample takes both QPs through RESET again, since a refused access
  *     ends the connection;
  *   - the check that decides it all: every access with an invalidated key
- *     was refused, and the region's bytes outside the window never changed.
+ *     was refused, and the region's bytes outside the window never changed;
+ *   - what the owner was told: its QP's asynchronous access errors
+ *     (IBV_EVENT_QP_ACCESS_ERR), one a refusal where the device raises them.
  * --json writes the same figures as one JSON object.  Exits 0 if every
  * operation completed as expected, 1 otherwise.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -315,7 +318,7 @@ main(int argc, char **argv)
 	struct ibv_port_attr pa;
 	double t0, *lat, pairs, wr_rate, rd_rate, inv50, inv99, ref50, ref99;
 	uint32_t key;
-	int n, c, refusals;
+	int n, c, refusals, access_events;
 	bool ok = true;
 
 	while ((c = getopt_long(argc, argv, "d:g:x:n:r:s:h", longopts, NULL)) != -1) {
@@ -447,6 +450,20 @@ main(int argc, char **argv)
 	}
 	printf("invalidated key refused   %s\n", ok ? "yes (REM_ACCESS_ERR), memory intact" :
 							   "MEMORY CHANGED");
+	/* the responder's side of each refusal: an access error event */
+	{
+		struct pollfd p = { .fd = ctx->async_fd, .events = POLLIN };
+		struct ibv_async_event ev;
+
+		access_events = 0;
+		while (poll(&p, 1, 200) > 0 && ibv_get_async_event(ctx, &ev) == 0) {
+			if (ev.event_type == IBV_EVENT_QP_ACCESS_ERR && ev.element.qp == owner.qp)
+				access_events++;
+			ibv_ack_async_event(&ev);
+		}
+		printf("owner's access errors     %d async events for %d refusals\n",
+		       access_events, refusals + 1);
+	}
 	if (json != NULL) {
 		FILE *f = fopen(json, "w");
 
@@ -457,10 +474,11 @@ main(int argc, char **argv)
 			"\"write_ops_per_s\": %.0f, \"read_ops_per_s\": %.0f, "
 			"\"local_inv_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
 			"\"invalidated_to_refused_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
+			"\"owner_access_error_events\": %d, \"refusals\": %d, "
 			"\"check_ok\": %s}\n",
 			ibv_get_device_name(ctx->device), size, ops, every, pairs, wr_rate,
 			rd_rate, inv50 * 1e6, inv99 * 1e6, ref50 * 1e6, ref99 * 1e6,
-			ok ? "true" : "false");
+			access_events, refusals + 1, ok ? "true" : "false");
 		fclose(f);
 	}
 	return ok ? 0 : 1;

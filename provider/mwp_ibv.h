@@ -51,6 +51,12 @@ struct mwp_ibv_dev {
 	bool has_thread;
 	unsigned int lcore;		/* the polling lcore (progress = lcore) */
 	int failed;			/* the first open's errno: every open's */
+	/* asynchronous events not yet taken (ibv_get_async_event): the
+	 * context's async_fd counts them (an eventfd, semaphore mode) */
+	pthread_mutex_t async_lock;
+	struct ibv_async_event async[256];
+	unsigned int async_head, async_count;
+	uint64_t async_lost;		/* events that found the queue full */
 	pthread_mutex_t poll;		/* one poller at a time */
 };
 
@@ -124,11 +130,17 @@ struct ibv_context *mwp_ibv_open(struct mwp_ibv_dev *d);
 /** Let go of one hold. */
 int mwp_ibv_close(struct mwp_ibv_dev *d);
 
+/** Until fd is readable, run the device's datapath (progress = calls). */
+void mwp_ibv_wait_polling(struct mwp_ibv_dev *d, int fd);
+
 /** Make cq signal its completion channel ch (one of mwpath's). */
 int mwp_ibv_channel_attach(struct ibv_cq *cq, struct ibv_comp_channel *ch);
 
 /** cq signals no more (before it is destroyed). */
 void mwp_ibv_channel_detach(struct ibv_cq *cq);
+
+/** Queue an asynchronous event of d's (mwp_device_set_async's function). */
+void mwp_ibv_async(struct ibv_context *ctx, const struct ibv_async_event *ev, void *arg);
 
 /** Run the datapath once if no other thread is (progress in calls).
  *  Returns the work done: 0 when idle or busy elsewhere (or when an

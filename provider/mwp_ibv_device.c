@@ -336,12 +336,13 @@ start_device(struct mwp_ibv_dev *d)
 		pthread_setname_np(d->thread, "mwpath-progress");
 		d->has_thread = true;
 	}
-	/* what the program sees: its device, one completion vector, and an
-	 * async event descriptor (no event is written to it yet: a program
-	 * that waits for one waits, as on a device that has none) */
+	/* what the program sees: its device, one completion vector, and the
+	 * descriptor its asynchronous events come through */
 	d->ctx->device = &d->dev;
 	d->ctx->num_comp_vectors = 1;
-	d->ctx->async_fd = eventfd(0, EFD_CLOEXEC);
+	d->ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	pthread_mutex_init(&d->async_lock, NULL);
+	mwp_device_set_async(d->ctx, mwp_ibv_async, d);
 	return 0;
 }
 

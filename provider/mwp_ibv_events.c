@@ -59,6 +59,18 @@ signal_cq(struct ibv_cq *cq, void *arg)
 		abort();	/* an eventfd below its maximum takes it */
 }
 
+/* Until fd has a signal, run the device's datapath (yielding the core
+ * while it is idle). */
+void
+mwp_ibv_wait_polling(struct mwp_ibv_dev *d, int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	while (poll(&p, 1, 0) == 0)
+		if (mwp_ibv_progress(d) == 0)
+			sched_yield();
+}
+
 struct ibv_comp_channel *
 ibv_create_comp_channel(struct ibv_context *ctx)
 {
@@ -143,18 +155,6 @@ mwp_ibv_channel_detach(struct ibv_cq *cq)
 	cq->channel = NULL;
 }
 
-/* Until fd has a signal, run the device's datapath (yielding the core
- * while it is idle). */
-static void
-wait_polling(struct mwp_ibv_dev *d, int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	while (poll(&p, 1, 0) == 0)
-		if (mwp_ibv_progress(d) == 0)
-			sched_yield();
-}
-
 int
 ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_context)
 {
@@ -173,7 +173,7 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 		/* progress = calls: nothing else runs the datapath, so the
 		 * wait for a signal polls it */
 		if (mwp_ibv_ctx_dev(ch->context)->conf.progress == APP_PROGRESS_CALLS)
-			wait_polling(mwp_ibv_ctx_dev(ch->context), ch->fd);
+			mwp_ibv_wait_polling(mwp_ibv_ctx_dev(ch->context), ch->fd);
 		/* one signal (semaphore mode); EAGAIN if the program made
 		 * the fd non-blocking and none is there */
 		if (read(ch->fd, &n, sizeof(n)) != sizeof(n))
@@ -189,5 +189,54 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 	}
 	*cq = got;
 	*cq_context = got->cq_context;
+	return 0;
+}
+
+/* ---- asynchronous events ---- */
+
+/* The engine's thread: the library found an error (mwp_device_set_async). */
+void
+mwp_ibv_async(struct ibv_context *ctx, const struct ibv_async_event *ev, void *arg)
+{
+	struct mwp_ibv_dev *d = arg;
+	const uint64_t one = 1;
+	bool queued = false;
+
+	RTE_SET_USED(ctx);
+	pthread_mutex_lock(&d->async_lock);
+	if (d->async_count < RTE_DIM(d->async)) {
+		d->async[(d->async_head + d->async_count++) % RTE_DIM(d->async)] = *ev;
+		queued = true;
+	} else {
+		d->async_lost++;
+	}
+	pthread_mutex_unlock(&d->async_lock);
+	if (queued && write(d->ctx->async_fd, &one, sizeof(one)) != sizeof(one))
+		abort();	/* an eventfd below its maximum takes it */
+}
+
+int
+ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
+{
+	static int (*real)(struct ibv_context *, struct ibv_async_event *);
+	struct mwp_ibv_dev *d = mwp_ibv_ctx_dev(ctx);
+	uint64_t n;
+
+	if (d == NULL) {
+		if (real == NULL)
+			*(void **)&real = mwp_ibv_real_sym("ibv_get_async_event", "IBVERBS_1.1");
+		return real(ctx, ev);
+	}
+	if (d->conf.progress == APP_PROGRESS_CALLS)
+		mwp_ibv_wait_polling(d, ctx->async_fd);
+	/* one event (semaphore mode); EAGAIN if the program made the fd
+	 * non-blocking and none is there */
+	if (read(ctx->async_fd, &n, sizeof(n)) != sizeof(n))
+		return -1;
+	pthread_mutex_lock(&d->async_lock);
+	*ev = d->async[d->async_head];
+	d->async_head = (d->async_head + 1) % RTE_DIM(d->async);
+	d->async_count--;
+	pthread_mutex_unlock(&d->async_lock);
 	return 0;
 }

@@ -150,6 +150,8 @@ class Device(unittest.TestCase):
                 with open(out) as f:
                     fig = json.load(f)
                 self.assertTrue(fig["check_ok"])
+                # every refusal told the window's owner: IBV_EVENT_QP_ACCESS_ERR
+                self.assertEqual(fig["owner_access_error_events"], fig["refusals"])
                 self.assertEqual(fig["device"], "mwpath0")
                 self.assertGreater(fig["invalidated_to_refused_us"]["p50"], 0)
                 self.assertLessEqual(fig["invalidated_to_refused_us"]["p50"],
