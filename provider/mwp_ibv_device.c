@@ -143,7 +143,9 @@ start_eal(const struct mwp_ibv_dev *d)
 	int argc = 0, ret, user;
 
 	argv[argc++] = (char *)"mwpath-ibverbs";
-	snprintf(buf, sizeof(buf), "%s", d->conf.eal);
+	/* $MWPATH_EAL, if set, instead of the section's eal */
+	snprintf(buf, sizeof(buf), "%s", getenv("MWPATH_EAL") != NULL ? getenv("MWPATH_EAL") :
+					   d->conf.eal);
 	for (char *t = strtok_r(buf, " \t", &save); t != NULL; t = strtok_r(NULL, " \t", &save)) {
 		if (argc == EAL_MAX_ARGS) {
 			fprintf(stderr, "mwpath-ibverbs: %s: more than %d EAL arguments\n",
@@ -170,7 +172,8 @@ start_eal(const struct mwp_ibv_dev *d)
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	if (ret < 0) {
 		fprintf(stderr, "mwpath-ibverbs: %s: DPDK did not start (EAL arguments '%s'): %s\n",
-			d->dev.name, d->conf.eal, rte_strerror(rte_errno));
+			d->dev.name, getenv("MWPATH_EAL") != NULL ? getenv("MWPATH_EAL") :
+			d->conf.eal, rte_strerror(rte_errno));
 		return -rte_errno;
 	}
 	return 0;

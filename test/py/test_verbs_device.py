@@ -128,6 +128,19 @@ class Device(unittest.TestCase):
         self.assertEqual(r.returncode < 0, False, "no crash: %d" % r.returncode)
         self.assertIn("mwpath0: DPDK port 0 does not exist", r.stderr)
 
+    def test_the_environment_gives_the_eal_arguments_instead(self):
+        env = dict(ENV, MWPATH_CONFIG=self.cfg,
+                   MWPATH_EAL=EAL + " --vdev=net_null0,no-rx=1 --vdev=net_null1,no-rx=1")
+        cfg = os.path.join(self.tmp.name, "port1.ini")
+        with open(cfg, "w") as f:
+            f.write("[device 0]\neal = --no-such-option\nport = 1\n"
+                    "[port 1]\nmac = 02:00:00:00:00:05\nipv4 = 192.0.2.5\n")
+        env["MWPATH_CONFIG"] = cfg
+        r = subprocess.run([RUN, "--", "ibv_devinfo", "-v", "-d", "mwpath0"],
+                           capture_output=True, text=True, env=env, timeout=TOOL_TIMEOUT)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("::ffff:192.0.2.5", r.stdout)
+
     def test_mwpath_run_without_a_configuration_says_so(self):
         env = dict(ENV)
         env.pop("MWPATH_CONFIG", None)
@@ -312,6 +325,9 @@ class Pair(unittest.TestCase):
         for tool in ("ib_write_bw", "ib_send_bw"):
             with self.subTest(tool=tool):
                 self.bw_row(self.perftest(tool, "-c", "UC", "-s", "4096", "-n", "200"), 4096)
+        for tool in ("ib_write_lat", "ib_send_lat"):
+            with self.subTest(tool=tool):
+                self.lat_row(self.perftest(tool, "-c", "UC", "-s", "64", "-n", "200"), 64)
 
     def test_perftest_send_in_event_mode(self):
         self.bw_row(self.perftest("ib_send_bw", "-e", "-s", "4096", "-n", "200"), 4096)
