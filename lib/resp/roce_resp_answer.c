@@ -121,10 +121,11 @@ mwp_resp_fatal_effects(struct mwp_qp *qp, uint8_t syn)
 	mwp_qp_to_err(qp);
 	/* the errors verbs gives a responder's QP: invalid request, access
 	 * violation, or a failed operation */
-	mwp_dev_async_qp(qp->dev, &qp->ibqp,
-			 syn == ROCE_AETH_NAK_REM_ACC ? IBV_EVENT_QP_ACCESS_ERR :
-			 syn == ROCE_AETH_NAK_INV_REQ ? IBV_EVENT_QP_REQ_ERR :
-			 IBV_EVENT_QP_FATAL);
+	mwp_dev_async(qp->dev, (struct ibv_async_event){
+		.element.qp = &qp->ibqp,
+		.event_type = syn == ROCE_AETH_NAK_REM_ACC ? IBV_EVENT_QP_ACCESS_ERR :
+			      syn == ROCE_AETH_NAK_INV_REQ ? IBV_EVENT_QP_REQ_ERR :
+			      IBV_EVENT_QP_FATAL });
 }
 
 /* A fatal NAK (0x61, 0x62, 0x63): the RC responder stops (IBA 9.9.3),

@@ -66,14 +66,22 @@ mwp_destroy_cq(struct ibv_cq *ibcq)
 	return ret;
 }
 
+/* A completion the CQ could not take: counted; the CQ is in error from
+ * its first overrun (verbs), and told so. */
+static void
+cq_overrun(struct mwp_cq *cq)
+{
+	if (cq->overruns++ == 0)
+		mwp_dev_async(to_mdev(cq->ibcq.context), (struct ibv_async_event){
+			.element.cq = &cq->ibcq, .event_type = IBV_EVENT_CQ_ERR });
+}
+
 int
 mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc)
 {
 	MWP_TSAN_RELEASE(cq->ring);
 	if (rte_ring_enqueue_elem(cq->ring, (void *)(uintptr_t)wc, sizeof(*wc)) != 0) {
-		/* the CQ is in error from its first overrun (verbs) */
-		if (cq->overruns++ == 0)
-			mwp_dev_async_cq(to_mdev(cq->ibcq.context), &cq->ibcq, IBV_EVENT_CQ_ERR);
+		cq_overrun(cq);
 		return -ENOSPC;
 	}
 	/* the completion is in the ring before the event says so */
@@ -119,12 +127,17 @@ mwp_op_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	return 0;
 }
 
-/* A QP whose completion its CQ could not take: in error, and told so. */
+/* A QP whose completion its CQ could not take: in error, and told so
+ * once (the completion is tried again until the CQ has room). */
 static void
 overrun(struct mwp_qp *qp)
 {
+	const bool was_err = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE) == IBV_QPS_ERR;
+
 	mwp_qp_to_err(qp);
-	mwp_dev_async_qp(qp->dev, &qp->ibqp, IBV_EVENT_QP_FATAL);
+	if (!was_err)
+		mwp_dev_async(qp->dev, (struct ibv_async_event){
+			.element.qp = &qp->ibqp, .event_type = IBV_EVENT_QP_FATAL });
 }
 
 /* ---- send completions, in posting order ---- */
@@ -231,8 +244,7 @@ mwp_cq_recv_complete(struct ibv_qp *ibqp, enum ibv_wc_opcode opcode,
 	/* keep the receive posted if the CQ cannot take its completion */
 	if (rte_ring_free_count(qp->rcq->ring) == 0) {
 		rte_ring_dequeue_elem_finish(qp->rq, 0);
-		if (qp->rcq->overruns++ == 0)
-			mwp_dev_async_cq(qp->dev, &qp->rcq->ibcq, IBV_EVENT_CQ_ERR);
+		cq_overrun(qp->rcq);
 		overrun(qp);
 		return -ENOSPC;
 	}

@@ -281,20 +281,9 @@ mwp_device_set_async(struct ibv_context *ctx, mwp_async_event_fn fn, void *arg)
 }
 
 void
-mwp_dev_async_qp(struct mwp_dev *d, struct ibv_qp *qp, enum ibv_event_type type)
+mwp_dev_async(struct mwp_dev *d, struct ibv_async_event ev)
 {
 	mwp_async_event_fn fn = __atomic_load_n(&d->async, __ATOMIC_ACQUIRE);
-	struct ibv_async_event ev = { .element.qp = qp, .event_type = type };
-
-	if (fn != NULL)
-		fn(&d->vctx.context, &ev, d->async_arg);
-}
-
-void
-mwp_dev_async_cq(struct mwp_dev *d, struct ibv_cq *cq, enum ibv_event_type type)
-{
-	mwp_async_event_fn fn = __atomic_load_n(&d->async, __ATOMIC_ACQUIRE);
-	struct ibv_async_event ev = { .element.cq = cq, .event_type = type };
 
 	if (fn != NULL)
 		fn(&d->vctx.context, &ev, d->async_arg);

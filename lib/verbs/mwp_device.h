@@ -93,9 +93,8 @@ struct mwp_pd {
  * -1 when none is free.  Called with the device's lock held. */
 int mwp_dev_slot_take(void **tbl, uint32_t n, uint32_t *hint);
 
-/* Raise an asynchronous event for a QP or a CQ of the device. */
-void mwp_dev_async_qp(struct mwp_dev *d, struct ibv_qp *qp, enum ibv_event_type type);
-void mwp_dev_async_cq(struct mwp_dev *d, struct ibv_cq *cq, enum ibv_event_type type);
+/* Raise an asynchronous event (ev.element: a QP or a CQ of the device). */
+void mwp_dev_async(struct mwp_dev *d, struct ibv_async_event ev);
 
 /* Puts o in list l, under the device's lock. */
 void mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o);

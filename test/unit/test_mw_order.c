@@ -502,6 +502,63 @@ Test(order5, a_full_cq_is_an_overrun_the_qp_goes_to_err_and_no_completion_is_los
 	cr_expect_eq(got, 6, "completions lost: %d of 6", got);
 }
 
+/* What the events of a device and a CQ record (mwp_device_set_async,
+ * mwp_cq_set_event). */
+static struct ibv_async_event seen_async[8];
+static int nb_async, nb_cq_events;
+
+static void
+on_async(struct ibv_context *c, const struct ibv_async_event *ev, void *arg)
+{
+	RTE_SET_USED(c);
+	RTE_SET_USED(arg);
+	if (nb_async < 8)
+		seen_async[nb_async] = *ev;
+	nb_async++;
+}
+
+static void
+on_cq_event(struct ibv_cq *c, void *arg)
+{
+	RTE_SET_USED(c);
+	RTE_SET_USED(arg);
+	nb_cq_events++;
+}
+
+Test(order5, an_overrun_raises_cq_err_once_and_qp_fatal_and_an_armed_cq_signals_once)
+{
+	struct ibv_cq *small = mwp_create_cq(ctx, 4);
+	struct ibv_qp_init_attr ia = { .send_cq = small, .recv_cq = small,
+				       .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 16, .max_recv_wr = 1 } };
+	struct ibv_qp *q = make_qp_ia(pd, &ia, true);
+	bool cq_err = false, qp_fatal = false;
+
+	cr_expect_eq(ibv_req_notify_cq(small, 0), EOPNOTSUPP, "no event function yet");
+	mwp_device_set_async(ctx, on_async, NULL);
+	mwp_cq_set_event(small, on_cq_event, NULL);
+	cr_assert_eq(ibv_req_notify_cq(small, 0), 0);
+	for (int i = 0; i < 6; i++)
+		cr_assert_eq(post_bind2(q, ibv_alloc_mw(pd, IBV_MW_TYPE_2), mr, (uintptr_t)buf,
+					64, IBV_ACCESS_REMOTE_READ, 1, 10 + i), 0);
+	pump(5);
+	mwp_device_set_async(ctx, NULL, NULL);
+	cr_expect_eq(nb_cq_events, 1, "armed once, signalled once: %d", nb_cq_events);
+	cr_assert_leq(nb_async, 8);
+	for (int i = 0; i < nb_async; i++) {
+		if (seen_async[i].event_type == IBV_EVENT_CQ_ERR) {
+			cr_expect_not(cq_err, "CQ_ERR once, on the first overrun");
+			cr_expect_eq(seen_async[i].element.cq, small);
+			cq_err = true;
+		} else {
+			cr_expect_eq(seen_async[i].event_type, IBV_EVENT_QP_FATAL);
+			cr_expect_eq(seen_async[i].element.qp, q);
+			qp_fatal = true;
+		}
+	}
+	cr_expect(cq_err && qp_fatal, "CQ_ERR %d, QP_FATAL %d", cq_err, qp_fatal);
+}
+
 Test(order5, receive_completions_carry_byte_len_flags_and_the_invalidated_rkey)
 {
 	struct ibv_recv_wr r[3] = { { .wr_id = 1 }, { .wr_id = 2 }, { .wr_id = 3 } }, *bad;
