@@ -15,6 +15,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -179,6 +180,34 @@ start_eal(const struct mwp_ibv_dev *d)
 	return 0;
 }
 
+/* Before a port goes down at exit: keep its datapath running until it
+ * has been idle for LINGER_IDLE_MS (LINGER_MAX_MS at most), as a NIC keeps
+ * answering after the program's last call.  Frames already sent stay
+ * readable meanwhile: a memif peer, for one, drops what it had not read
+ * when the link goes down, and the last ACK of a program that exits
+ * right after its last completion would be lost with the link. */
+#define LINGER_IDLE_MS	20
+#define LINGER_MAX_MS	200
+
+static void
+linger(struct mwp_ibv_dev *d)
+{
+	const uint64_t ms = rte_get_tsc_hz() / 1000, start = rte_rdtsc();
+	uint64_t busy = start;
+
+	while (rte_rdtsc() - start < LINGER_MAX_MS * ms && rte_rdtsc() - busy < LINGER_IDLE_MS * ms) {
+		if (d->conf.progress == APP_PROGRESS_CALLS) {
+			if (mwp_ibv_progress(d) != 0)
+				busy = rte_rdtsc();
+		} else {
+			/* its thread or lcore polls: only the idle time counts */
+			usleep(1000);
+			if (mwp_lcore_idle_us(&d->lc) < 1000)
+				busy = rte_rdtsc();
+		}
+	}
+}
+
 static void
 stop_ports(void)
 {
@@ -187,6 +216,7 @@ stop_ports(void)
 
 		if (d->ctx == NULL)
 			continue;
+		linger(d);
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
 		if (d->has_thread)
 			pthread_join(d->thread, NULL);
