@@ -7,6 +7,9 @@
 #
 #   ./install-deps.sh          build, run and test
 #   ./install-deps.sh --bench  also what bench/ needs (dpdk-testpmd, valgrind)
+#
+# Also fetches (not installs) Debian's kernel package into $kcache: the
+# interop suite's guest boots it (test/interop/build-guest.sh).
 set -euo pipefail
 
 pkgs=(
@@ -21,6 +24,7 @@ pkgs=(
 	clang            # libFuzzer target
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
 	python3-pyverbs		# ... and rdma-core's own tests
+	qemu-system-x86 busybox-static cpio kmod	# the rxe guest of test/interop/
 )
 if [[ ${1:-} == --bench ]]; then
 	pkgs+=(dpdk)     # dpdk-testpmd, the baseline of bench/
@@ -33,9 +37,10 @@ for p in "${pkgs[@]}"; do
 		missing+=("$p")
 	fi
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+kcache=${MWPATH_INTEROP_CACHE:-/var/cache/mwpath-interop}
+kernel=$(ls "$kcache"/linux-image-*-amd64_*.deb 2>/dev/null || true)
+[[ ${#missing[@]} -eq 0 && -n $kernel ]] && exit 0
 
-echo "install-deps: installing ${missing[*]}" >&2
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
 	command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
@@ -43,5 +48,16 @@ if [[ $(id -u) -ne 0 ]]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+	echo "install-deps: installing ${missing[*]}" >&2
+	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [[ -z $kernel ]]; then
+	# the package linux-image-amd64 points at, downloaded only
+	kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-/ {print $2; exit}')
+	echo "install-deps: fetching $kpkg into $kcache" >&2
+	"${sudo[@]}" mkdir -p "$kcache"
+	(cd "$kcache" && "${sudo[@]}" apt-get download -qq "$kpkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
+	ls "$kcache"/linux-image-*-amd64_*.deb >/dev/null
+fi
 echo "install-deps: done" >&2
