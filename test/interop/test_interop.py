@@ -1,0 +1,375 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Interop with Linux RDMA (docs/interop.md): the kernel's Soft-RoCE (rxe)
+in a QEMU guest with Debian's unmodified ibv_rc_pingpong and perftest on one
+side of a tap; mwpath's device mwpath0 (net_af_packet on the tap, its own
+MAC and addresses, found by the guest through ARP and neighbour discovery)
+with the same unmodified tools on the other.  One boot runs every scenario,
+in both roles and over IPv4 and IPv6 GIDs; each is a test with a verdict
+taken from both sides' exit status and output.
+
+Then memory windows (test/interop/mw_peer.c, one binary on both sides):
+mwpath owning the windows with rxe accessing them, and the reverse; a lossy
+link (netem in the guest, both directions); and mwpath as the requester of
+every operation, RNR included.
+
+Writes the results table to $MWPATH_BUILD/interop-results.md.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from guest import (GUEST_IP4, HOST_IP4, Guest, GuestError, Link)  # noqa: E402
+
+BUILD = os.environ["MWPATH_BUILD"]
+RUN = os.path.join(BUILD, "provider", "mwpath-run")
+MW_PEER = os.path.join(BUILD, "test", "interop", "mw_peer")
+TOOL_TIMEOUT = 60
+
+link = guest = cfg = None
+results = []
+next_port = [18600]
+# coreutils' stdbuf: a tool killed at its time limit still shows its output
+LINE_BUFFERED = dict(os.environ, _STDBUF_O="L",
+                     LD_PRELOAD="/usr/libexec/coreutils/libstdbuf.so")
+
+
+def setUpModule():
+    global link, guest, cfg
+    work = os.path.join(BUILD, "interop")
+    os.makedirs(work, exist_ok=True)
+    link = Link()
+    cfg = link.device_config(os.path.join(work, "mwpath.ini"))
+    guest = Guest(link, work, [MW_PEER])
+    try:
+        t = time.monotonic()
+        guest.boot()
+        print("guest ready in %.1f s: rxe0 RoCE v2 GIDs %d (IPv4), %d (IPv6)"
+              % (time.monotonic() - t, guest.gid4, guest.gid6), file=sys.stderr)
+    except Exception:
+        guest.quit()
+        link.close()
+        raise
+
+
+def tearDownModule():
+    guest.quit()
+    link.close()
+    path = os.path.join(BUILD, "interop-results.md")
+    with open(path, "w") as f:
+        f.write("| scenario | mwpath is | GID | result | seconds |\n|---|---|---|---|---|\n")
+        for row in results:
+            f.write("| %s | %s | %s | %s | %s |\n" % tuple(row))
+        if departures:
+            f.write("\nWhere rxe departed from the specification in this run:\n\n")
+            for d in sorted(departures):
+                f.write("- %s\n" % d)
+    with open(path) as f:
+        print(f.read(), file=sys.stderr)
+
+
+def backtrace(pid):
+    """Every thread's stack of a hung process on this host, for the
+    failure message (gdb where it is installed)."""
+    if not shutil.which("gdb"):
+        return "\n(no gdb here for the hung process's stacks)"
+    r = subprocess.run(["timeout", "60", "gdb", "-p", str(pid), "-batch", "-nx",
+                        "-ex", "thread apply all bt"],
+                       capture_output=True, text=True)
+    return "\n(its threads when it was killed:\n%s)" % "\n".join(
+        l for l in r.stdout.splitlines() if l.startswith(("#", "Thread")))
+
+
+def listening(port):
+    """Whether some socket on this host listens on TCP PORT."""
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(name) as f:
+            for line in f.readlines()[1:]:
+                w = line.split()
+                if w[3] == "0A" and int(w[1].rsplit(":", 1)[1], 16) == port:
+                    return True
+    return False
+
+
+class Scenario(unittest.TestCase):
+    """A tool on both sides: one serves, the other connects to it."""
+
+    def pair(self, host_args, guest_args, host_serves, family):
+        """host_args run on mwpath0 under mwpath-run, guest_args on rxe0;
+        the client side gets the server's host-kernel address.  Returns
+        ((host status, output), (guest status, output))."""
+        port = next_port[0]
+        next_port[0] += 1
+        gidx_host = 0 if family == 4 else 1
+        gidx_guest = guest.gid4 if family == 4 else guest.gid6
+        host_cmd = [RUN, "-c", cfg, "--"] + [a.format(gid=gidx_host, port=port)
+                                              for a in host_args]
+        guest_cmd = " ".join(a.format(gid=gidx_guest, port=port) for a in guest_args)
+        t0 = time.monotonic()
+        if host_serves:
+            host = subprocess.Popen(host_cmd, stdout=subprocess.PIPE, env=LINE_BUFFERED,
+                                    stderr=subprocess.STDOUT, text=True)
+            deadline = time.monotonic() + 30
+            while not listening(port) and host.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            job = guest.start(guest_cmd + " " + HOST_IP4 + " 2>&1", TOOL_TIMEOUT)
+        else:
+            job = guest.start(guest_cmd + " 2>&1", TOOL_TIMEOUT)
+            st, out = guest.run("until netstat -ltn | grep -q ':%d '; do sleep 0.1; done"
+                                % port, 30)
+            if st != 0:
+                self.fail("the guest's server never listened:\n" + guest.wait(job)[1])
+            host = subprocess.Popen(host_cmd + [GUEST_IP4], stdout=subprocess.PIPE,
+                                    env=LINE_BUFFERED, stderr=subprocess.STDOUT, text=True)
+        try:
+            hout, _ = host.communicate(timeout=TOOL_TIMEOUT - 10)
+            hout += "\n(mwpath side ended after %.1f s)" % (time.monotonic() - t0)
+            # the guest's side should end with it
+            stuck = guest.stuck(job, 10)
+        except subprocess.TimeoutExpired:
+            # what the guest's side waits for, before its time runs out
+            stuck = guest.stuck(job, 0)
+            hang = backtrace(host.pid)
+            host.kill()
+            hout, _ = host.communicate()
+            hout += hang
+            hout += "\n(killed after %.1f s)" % (time.monotonic() - t0)
+        gst, gout = guest.wait(job)
+        gout += "\n(rxe side ended after %.1f s)" % (time.monotonic() - t0)
+        if stuck:
+            gout += "\n(the rxe side's processes when the mwpath side ended:\n%s)" % stuck
+        return (host.returncode, hout), (gst, gout)
+
+    def record(self, name, role, family, fn):
+        """Runs FN, a scenario, into the results table.  A scenario that
+        hung (a side killed at its time limit) runs once more, and the
+        table says so; the hang's stacks stay in the log.  A wrong answer
+        fails at once."""
+        row = [name, role, "IPv%d" % family, "FAIL", ""]
+        results.append(row)
+        t0 = time.monotonic()
+        try:
+            fn()
+        except AssertionError as e:
+            if "(killed after" not in str(e) and "exit 137" not in str(e):
+                raise
+            print("\n%s (mwpath %s, IPv%d) hung; once more. The hang:\n%s"
+                  % (name, role, family, e), file=sys.stderr)
+            row[3] = "FAIL (hung twice)"
+            fn()
+            row[3] = "pass (on the second try: the first hung)"
+        else:
+            row[3] = "pass"
+        row[4] = "%.1f" % (time.monotonic() - t0)
+
+    def both_ok(self, h, g):
+        for side, (st, out) in (("mwpath", h), ("rxe", g)):
+            self.assertEqual(st, 0, "%s side: exit %d\n%s\n--- other side ---\n%s"
+                             % (side, st, out, (g if side == "mwpath" else h)[1]))
+
+
+ROLES = (("server", True), ("client", False))
+FAMILIES = (4, 6)
+
+
+class Pingpong(Scenario):
+    """ibv_rc_pingpong: below, at and above the 1024 B path MTU; -e."""
+
+    def run_pingpong(self, size, iters, extra, host_serves, family):
+        args = ["ibv_rc_pingpong", "-g", "{gid}", "-p", "{port}", "-s", str(size),
+                "-n", str(iters)] + extra
+        h, g = self.pair(args + ["-d", "mwpath0"], args + ["-d", "rxe0"],
+                         host_serves, family)
+        self.both_ok(h, g)
+        for side, (st, out) in (("mwpath", h), ("rxe", g)):
+            m = re.search(r"(\d+) bytes in [\d.]+ seconds = ([\d.]+) Mbit/sec", out)
+            self.assertIsNotNone(m, side + ":\n" + out)
+            self.assertEqual(int(m.group(1)), 2 * size * iters, side)
+
+    def test_pingpong(self):
+        for role, host_serves in ROLES:
+            for family in FAMILIES:
+                for size, iters, extra in ((64, 100, []), (4096, 50, []),
+                                           (1024, 50, ["-e"])):
+                    name = "ibv_rc_pingpong -s %d%s" % (size, " -e" if extra else "")
+                    with self.subTest(role=role, family=family, size=size, extra=extra):
+                        self.record(name, role, family, lambda: self.run_pingpong(
+                            size, iters, extra, host_serves, family))
+
+
+PERFTEST = (
+    ("ib_write_bw", ["-s", "8192", "-n", "200"], "bw"),
+    ("ib_read_bw", ["-s", "8192", "-n", "200"], "bw"),
+    ("ib_send_bw", ["-s", "4096", "-n", "200"], "bw"),
+    ("ib_atomic_bw", ["-A", "FETCH_AND_ADD", "-n", "200"], "bw"),
+    ("ib_atomic_bw", ["-A", "CMP_AND_SWAP", "-n", "200"], "bw"),
+    ("ib_write_lat", ["-s", "64", "-n", "200"], "lat"),
+    ("ib_read_lat", ["-s", "64", "-n", "200"], "lat"),
+)
+
+
+class Perftest(Scenario):
+    """Unmodified perftest on both sides; the client's figures checked."""
+
+    def run_perftest(self, tool, args, kind, host_serves, family):
+        common = [tool, "-x", "{gid}", "-p", "{port}", "-F"] + args
+        h, g = self.pair(common + ["-d", "mwpath0"], common + ["-d", "rxe0"],
+                         host_serves, family)
+        self.both_ok(h, g)
+        out = g[1] if host_serves else h[1]
+        size = 8 if tool == "ib_atomic_bw" else int(args[args.index("-s") + 1])
+        m = re.search(r"^\s*%d\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size, out, re.M)
+        self.assertIsNotNone(m, "no result row in the client's output:\n" + out)
+        self.assertEqual(int(m.group(1)), 200, "iterations")
+        # bw: BW peak, BW average, MsgRate; lat: t_min, t_max, t_typical;
+        # unless perftest says itself that it could not time the CPU's
+        # clock (TCG's TSC, now and then): then its figures read 0.00
+        if "Correlation coefficient" not in out:
+            self.assertGreater(float(m.group(3)), 0, out)
+            self.assertGreater(float(m.group(4)), 0, out)
+
+    def test_perftest(self):
+        for tool, args, kind in PERFTEST:
+            for role, host_serves in ROLES:
+                for family in FAMILIES:
+                    name = " ".join([tool] + (args[:2] if tool == "ib_atomic_bw" else []))
+                    with self.subTest(tool=name, role=role, family=family):
+                        self.record(name, role, family, lambda: self.run_perftest(
+                            tool, args, kind, host_serves, family))
+
+
+def verdicts(out):
+    return {m.group(1): (m.group(2), m.group(3))
+            for m in re.finditer(r"^VERDICT (\S+) (\S+) ?(.*)$", out, re.M)}
+
+
+class MemoryWindows(Scenario):
+    """mw_peer: windows bound, rebound and invalidated mid-run by one side
+    while the other reads, writes and does atomics through them."""
+
+    def run_mw(self, mwpath_owns, family, rnr=False, lossy=False):
+        args = [MW_PEER, "-v", "-g", "{gid}", "-p", "{port}"]
+        gargs = ["/usr/bin/mw_peer", "-v", "-g", "{gid}", "-p", "{port}", "-d", "rxe0"]
+        if lossy:
+            args.append("-l")
+            gargs.append("-l")
+        owner_extra = ["-o"] + (["-r"] if rnr else [])
+        if mwpath_owns:
+            h, g = self.pair(args + ["-d", "mwpath0"] + owner_extra, gargs, True, family)
+        else:
+            h, g = self.pair(args + ["-d", "mwpath0"], gargs + owner_extra, False, family)
+        owner, accessor = (h, g) if mwpath_owns else (g, h)
+        v = verdicts(accessor[1])
+        if lossy and not mwpath_owns:
+            # rxe drops a retried READ of a ZERO_BASED window as a
+            # "duplicate outside the original request" (duplicate_request()
+            # in rxe_resp.c compares the zero-based VA with the absolute
+            # one it kept): the READ that met a loss ends in
+            # RETRY_EXC_ERR.  Only those may fail, and only that way.
+            bad = {k: d for k, (r, d) in v.items() if r == "FAIL"}
+            for k, d in bad.items():
+                self.assertTrue(k.startswith("type2-zero-based-")
+                                and "transport retry counter exceeded" in d,
+                                "%s: %s\n%s" % (k, d, accessor[1]))
+                departures.add("a retried READ of a ZERO_BASED window is dropped"
+                               " by rxe (%s: %s)" % (k, d))
+            if bad:
+                self.assertEqual(accessor[0], 1, accessor[1])
+                self.assertEqual(owner[0], 0, owner[1])
+                self.assertRegex(owner[1], r"(?m)^RESULT pass$")
+                return v
+        self.both_ok(h, g)
+        self.assertRegex(owner[1], r"(?m)^RESULT pass$")
+        self.assertRegex(accessor[1], r"(?m)^RESULT pass$")
+        self.assertEqual(v["owner-verdicts"][0], "ok")
+        for kind in ("type1", "type2", "type2-zero-based"):
+            for check in ("valid-accesses", "rebind-mid-run", "new-key-after-rebind",
+                          "old-key-after-rebind", "invalidate-mid-run",
+                          "access-after-invalidation-0"):
+                self.assertEqual(v[kind + "-" + check][0], "ok", kind + "-" + check)
+            for op in ("WRITE", "READ"):
+                got = v["%s-%s-one-byte-past-end" % (kind, op)][0]
+                if mwpath_owns:
+                    # the specification (memory-windows.md §3 step 5)
+                    self.assertEqual(got, "refused", "%s %s one byte past" % (kind, op))
+                else:
+                    # rxe checks only the region's bounds: a known departure
+                    self.assertIn(got, ("refused", "accepted"))
+                    departures.add("%s one byte past a %s window: %s by rxe"
+                                   % (op, kind, got))
+        if rnr:
+            self.assertEqual(v["send-after-rnr"][0], "ok", v["send-after-rnr"])
+        return v
+
+    def test_mwpath_owns_rxe_accesses(self):
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                self.record("memory windows: rxe requester", "owner (responder)",
+                            family, lambda: self.run_mw(True, family, rnr=True))
+
+    def test_rxe_owns_mwpath_accesses(self):
+        """mwpath as the requester of every operation towards rxe (WRITE,
+        READ, FETCH_ADD, CMP_SWAP, SEND), and RNR: the guest's receive queue
+        stays empty for 300 ms."""
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                self.record("memory windows + RNR: mwpath requester", "accessor (requester)",
+                            family, lambda: self.run_mw(False, family, rnr=True))
+
+
+departures = set()
+
+
+class Lossy(Scenario):
+    """netem in the guest, on eth0's egress and (through ifb0) its ingress:
+    loss, delay and reordering in both directions."""
+
+    def netem(self, loss):
+        def qd(dev):
+            return ("/usr/sbin/tc qdisc replace dev %s root netem loss %d%%"
+                    " delay 2ms reorder 10%% 50%%" % (dev, loss))
+        st, out = guest.run(
+            "set -e; tc=/usr/sbin/tc; ip=/usr/sbin/ip;"
+            "$ip link show ifb0 >/dev/null 2>&1 || { $ip link add ifb0 type ifb;"
+            " $ip link set ifb0 up; $tc qdisc add dev eth0 handle ffff: ingress;"
+            " $tc filter add dev eth0 parent ffff: matchall"
+            " action mirred egress redirect dev ifb0; };"
+            + qd("eth0") + ";" + qd("ifb0"), 20)
+        self.assertEqual(st, 0, out)
+
+    def clear(self):
+        guest.run("/usr/sbin/tc qdisc del dev eth0 root; /usr/sbin/tc qdisc del dev ifb0 root", 20)
+
+    def test_lossy_link(self):
+        mw = MemoryWindows("run_mw")
+        pt = Perftest("run_perftest")
+        try:
+            for loss in (1, 5):
+                self.netem(loss)
+                for role, host_serves in ROLES:
+                    for tool in ("ib_write_bw", "ib_read_bw"):
+                        with self.subTest(loss=loss, tool=tool, role=role):
+                            self.record("%s, %d%% loss + reordering" % (tool, loss), role, 4,
+                                        lambda: pt.run_perftest(
+                                            tool, ["-s", "8192", "-n", "200"], "bw",
+                                            host_serves, 4))
+                for mwpath_owns in (True, False):
+                    with self.subTest(loss=loss, mwpath_owns=mwpath_owns):
+                        self.record("memory windows, %d%% loss + reordering" % loss,
+                                    "owner" if mwpath_owns else "accessor", 4,
+                                    lambda: mw.run_mw(mwpath_owns, 4, lossy=True))
+        finally:
+            self.clear()
+
+
+if __name__ == "__main__":
+    try:
+        unittest.main(verbosity=2)
+    except GuestError as e:
+        print(e, file=sys.stderr)
+        sys.exit(1)
