@@ -53,7 +53,7 @@ depmod -b "$kroot" "$kver"
 cp "$kroot/boot/vmlinuz-$kver" "$out/vmlinuz"
 
 root=$work/root
-mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,etc/libibverbs.d,lib/modules,usr/bin,usr/sbin}
+mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,var/run,etc/libibverbs.d,lib/modules,usr/bin,usr/sbin}
 cp /bin/busybox "$root/bin/busybox"
 install -m 755 "$here/guest-init.sh" "$root/init"
 
@@ -79,7 +79,8 @@ for f in "${tools[@]}" "$rxe" "${extra[@]}"; do
 	esac
 	mkdir -p "$root$(dirname "$dest")"
 	cp -L "$f" "$root$dest"
-	ldd "$f" | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
+	# (a script has none)
+	{ ldd "$f" 2>/dev/null || true; } | awk '/=> \//{print $3} /^\t\/.*ld-linux/{print $1}' |
 	while read -r lib; do
 		mkdir -p "$root$(dirname "$lib")"
 		cp -Ln "$lib" "$root$lib"

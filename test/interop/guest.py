@@ -103,7 +103,7 @@ class Guest:
         append = ("console=ttyS0 panic=-1 mwp.ip4=%s/24 mwp.ip6=%s/64"
                   % (GUEST_IP4, GUEST_IP6))
         cmd = ["timeout", "-s", "KILL", str(self.LIFETIME),
-               "qemu-system-x86_64", "-accel", "tcg", "-m", "768", "-smp", "1",
+               "qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "768", "-smp", "1",
                "-display", "none", "-monitor", "none", "-no-reboot",
                "-kernel", os.path.join(self.work, "vmlinuz"),
                "-initrd", os.path.join(self.work, "initrd.gz"),

@@ -14,6 +14,7 @@ every operation, RNR included.
 
 Writes the results table to $MWPATH_BUILD/interop-results.md.
 """
+import glob
 import os
 import re
 import shutil
@@ -27,8 +28,13 @@ sys.path.insert(0, HERE)
 from guest import (GUEST_IP4, HOST_IP4, Guest, GuestError, Link)  # noqa: E402
 
 BUILD = os.environ["MWPATH_BUILD"]
+SRC = os.environ["MWPATH_SRC"]
 RUN = os.path.join(BUILD, "provider", "mwpath-run")
 MW_PEER = os.path.join(BUILD, "test", "interop", "mw_peer")
+# mwpath's device inside the guest too, beside rxe0: DPDK on net_null
+GUEST_CONFIG = "/tmp/mwpath-guest.ini"
+GUEST_DEVICE = ("[device 0]\neal = --no-huge --no-pci --no-shconf -m 128 --vdev=net_null0\n"
+                "[port 0]\nmac = 02:00:00:99:00:02\nipv4 = 10.99.0.2\nmtu = 1024\n")
 TOOL_TIMEOUT = 60
 
 link = guest = cfg = None
@@ -39,20 +45,43 @@ LINE_BUFFERED = dict(os.environ, _STDBUF_O="L",
                      LD_PRELOAD="/usr/libexec/coreutils/libstdbuf.so")
 
 
+def guest_binaries(work):
+    """What the guest runs of ours: mw_peer, and mwpath's device
+    (mwpath-run, libmwpath-ibverbs.so and the DPDK drivers it loads), from
+    a build for any x86-64 (-Dcpu_instruction_set=generic): this build's
+    may use instructions that QEMU's TCG lacks (AVX-512)."""
+    gbuild = os.path.join(work, "build-generic")
+    if not os.path.exists(os.path.join(gbuild, "build.ninja")):
+        subprocess.run(["meson", "setup", gbuild, SRC, "-Dcpu_instruction_set=generic",
+                        "-Dbenchmarks=false", "-Dfuzz=disabled"],
+                       check=True, capture_output=True)
+    subprocess.run(["ninja", "-C", gbuild, "provider/libmwpath-ibverbs.so",
+                    "test/interop/mw_peer"], check=True, capture_output=True)
+    pmds = sorted(glob.glob("/usr/lib/*/dpdk/pmds-*/"))[-1]
+    return ([os.path.join(gbuild, "test", "interop", "mw_peer"),
+             os.path.join(SRC, "provider", "mwpath-run"),
+             os.path.join(gbuild, "provider", "libmwpath-ibverbs.so")]
+            + [pmds + "librte_%s.so" % d for d in ("bus_vdev", "mempool_ring", "net_null")])
+
+
 def setUpModule():
     global link, guest, cfg
     work = os.path.join(BUILD, "interop")
     os.makedirs(work, exist_ok=True)
     link = Link()
     cfg = link.device_config(os.path.join(work, "mwpath.ini"))
-    guest = Guest(link, work, [MW_PEER])
     try:
+        guest = Guest(link, work, guest_binaries(work))
         t = time.monotonic()
         guest.boot()
         print("guest ready in %.1f s: rxe0 RoCE v2 GIDs %d (IPv4), %d (IPv6)"
               % (time.monotonic() - t, guest.gid4, guest.gid6), file=sys.stderr)
+        st, out = guest.run("printf '%s' >%s" % (GUEST_DEVICE, GUEST_CONFIG), 20)
+        if st != 0:
+            raise GuestError("writing %s: %s" % (GUEST_CONFIG, out))
     except Exception:
-        guest.quit()
+        if guest is not None:
+            guest.quit()
         link.close()
         raise
 
@@ -299,9 +328,12 @@ class MemoryWindows(Scenario):
                     self.assertEqual(got, "refused", "%s %s one byte past" % (kind, op))
                 else:
                     # rxe checks only the region's bounds: a known departure
+                    # (recorded from a clean link: with -l, a READ that rxe
+                    # dropped as a duplicate also reads "refused")
                     self.assertIn(got, ("refused", "accepted"))
-                    departures.add("%s one byte past a %s window: %s by rxe"
-                                   % (op, kind, got))
+                    if not lossy:
+                        departures.add("%s one byte past a %s window: %s by rxe"
+                                       % (op, kind, got))
         if rnr:
             self.assertEqual(v["send-after-rnr"][0], "ok", v["send-after-rnr"])
         return v
@@ -323,6 +355,39 @@ class MemoryWindows(Scenario):
 
 
 departures = set()
+
+
+class BesideRealDevice(Scenario):
+    """mwpath's device beside a real one (issue 22): in the guest, under
+    mwpath-run, libibverbs lists rxe0 and mwpath0 (the latter on DPDK's
+    net_null there), both open, and rxe0 still carries traffic: an
+    interposed ibv_rc_pingpong on rxe0 against mwpath0 on this host."""
+
+    def test_both_listed(self):
+        def run():
+            st, out = guest.run("mwpath-run -c %s -- ibv_devices && "
+                                "mwpath-run -c %s -- ibv_devinfo -d rxe0 && "
+                                "mwpath-run -c %s -- ibv_devinfo -d mwpath0"
+                                % ((GUEST_CONFIG,) * 3), 60)
+            self.assertEqual(st, 0, out)
+            self.assertRegex(out, r"(?m)^\s+rxe0\s+[0-9a-f]{16}$")
+            self.assertRegex(out, r"(?m)^\s+mwpath0\s+[0-9a-f]{16}$")
+            self.assertEqual(len(re.findall(r"state:\s+PORT_ACTIVE", out)), 2, out)
+        self.record("ibv_devices, ibv_devinfo under mwpath-run: rxe0 and mwpath0",
+                    "beside rxe0 (in the guest)", 4, run)
+
+    def test_rxe_usable_under_mwpath_run(self):
+        args = ["ibv_rc_pingpong", "-g", "{gid}", "-p", "{port}", "-s", "4096", "-n", "50"]
+        wrap = ["mwpath-run", "-c", GUEST_CONFIG, "--"]
+        for family in FAMILIES:
+            with self.subTest(family=family):
+                def run():
+                    h, g = self.pair(args + ["-d", "mwpath0"], wrap + args + ["-d", "rxe0"],
+                                     True, family)
+                    self.both_ok(h, g)
+                    for out in (h[1], g[1]):
+                        self.assertRegex(out, r"409600 bytes in [\d.]+ seconds", out)
+                self.record("ibv_rc_pingpong on rxe0 under mwpath-run", "server", family, run)
 
 
 class Lossy(Scenario):
