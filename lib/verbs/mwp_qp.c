@@ -131,9 +131,12 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 			return mwp_null_errno(EEXIST);
 		}
 	} else {
-		do
-			qpn = d->next_qpn++;
-		while (qpn_in_use(d, qpn));
+		/* 24 bits: after 0xffffff comes the first again (0 and 1 are
+		 * the special QPs of InfiniBand) */
+		do {
+			qpn = d->next_qpn;
+			d->next_qpn = qpn >= ROCE_PSN_MASK ? MWP_FIRST_QPN : qpn + 1;
+		} while (qpn_in_use(d, qpn));
 	}
 	qp->ibqp.context = ibpd->context;
 	qp->ibqp.qp_context = a->qp_context;

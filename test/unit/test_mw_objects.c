@@ -201,6 +201,27 @@ Test(objects, a_qp_may_be_created_with_a_chosen_number)
 	cr_expect_eq(errno, EINVAL);
 }
 
+/* The QPNs the device chooses are 24-bit: after 0xffffff it starts
+ * again at the first, skipping those in use. */
+Test(objects, automatic_qp_numbers_wrap_inside_24_bits)
+{
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+				       .cap = { .max_send_wr = 4, .max_recv_wr = 4 } };
+	struct ibv_qp *q[3];
+
+	to_mdev(ctx)->next_qpn = 0xfffffe;
+	for (int i = 0; i < 3; i++) {
+		q[i] = mwp_create_qp(pd, &ia);
+		cr_assert_not_null(q[i]);
+	}
+	cr_expect_eq(q[0]->qp_num, 0xfffffe);
+	cr_expect_eq(q[1]->qp_num, 0xffffff);
+	cr_expect_geq(q[2]->qp_num, MWP_FIRST_QPN);
+	cr_expect_lt(q[2]->qp_num, 0xfffffe);
+	for (int i = 0; i < 3; i++)
+		cr_expect_eq(mwp_destroy_qp(q[i]), 0);
+}
+
 /* A pinned R_Key (replays of captured traffic): the peers' key is the
  * caller's, the L_Key stays mwpath's own and still finds the region for
  * receives, but grants peers nothing; a live key cannot be pinned twice;
