@@ -113,11 +113,13 @@ admit(const struct mwp_queue *self, struct mwp_port *port, const struct rte_mbuf
 /* Start loading the memory a request will touch, once its key b is
  * found (habit: prefetch across the burst).  The address is not checked
  * here: a prefetch of a bad one does nothing, and the access decision
- * comes later.  (A zero-based binding's va is 0.) */
+ * comes later; it is computed in integers, as a pointer past its object
+ * would be undefined (UBSan's pointer-overflow).  (A zero-based binding's va is 0.) */
 static inline void
 prefetch_target(const struct mwp_binding *b, uint64_t va, uint32_t mask)
 {
-	const uint8_t *host = b->host + (va - b->va);
+	/* in integers: a pointer may not be formed outside its object */
+	const void *host = (const void *)((uintptr_t)b->host + (uintptr_t)(va - b->va));
 
 	if (mask & (ROCE_M_WRITE | ROCE_M_ATOMIC))
 		rte_prefetch0_write(host);
