@@ -79,47 +79,132 @@ app_conf_err(const char *file, const char *section, const char *key,
 	fputc('\n', stderr);
 }
 
+/* Names already met while checking the syntax, with their lines: the
+ * sections of the file, or the keys of one section. */
+struct seen {
+	char (*name)[LINE_MAX_LEN];
+	unsigned int *line;
+	unsigned int n, cap;
+};
+
+/* The line NAME was first met on, or 0 after noting it at line N; -1 when
+ * out of memory. */
+static long
+seen_before(struct seen *t, const char *name, size_t len, unsigned int n)
+{
+	for (unsigned int i = 0; i < t->n; i++)
+		if (strlen(t->name[i]) == len && strncmp(t->name[i], name, len) == 0)
+			return t->line[i];
+	if (t->n == t->cap) {
+		unsigned int cap = t->cap ? 2 * t->cap : 16;
+		void *nm = realloc(t->name, cap * sizeof(t->name[0]));
+
+		if (nm == NULL)
+			return -1;
+		t->name = nm;
+		nm = realloc(t->line, cap * sizeof(t->line[0]));
+		if (nm == NULL)
+			return -1;
+		t->line = nm;
+		t->cap = cap;
+	}
+	memcpy(t->name[t->n], name, len);
+	t->name[t->n][len] = '\0';
+	t->line[t->n++] = n;
+	return 0;
+}
+
+/* S up to END, without the spaces around it: its start, and *len. */
+static const char *
+trimmed(const char *s, const char *end, size_t *len)
+{
+	while (s < end && isspace((unsigned char)*s))
+		s++;
+	while (end > s && isspace((unsigned char)end[-1]))
+		end--;
+	*len = (size_t)(end - s);
+	return s;
+}
+
 /* rte_cfgfile_load accepts almost anything; check the syntax first so that
- * a stray line gets its line number. */
+ * a stray line gets its line number, and so does a section or a key met a
+ * second time (rte_cfgfile would keep both and use the first). */
 static int
 check_syntax(const char *file, FILE *f)
 {
-	char line[LINE_MAX_LEN];
+	char line[LINE_MAX_LEN], section[LINE_MAX_LEN] = "";
+	struct seen sections = { 0 }, keys = { 0 };
 	unsigned int n = 0;
 	bool in_section = false;
+	int ret = -1;
 
 	while (fgets(line, sizeof(line), f) != NULL) {
-		char *s = line;
+		char *s = line, *e;
 		size_t len = strlen(line);
+		const char *name;
+		long first;
 
 		n++;
 		if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
 			fprintf(stderr, "mwpath: %s:%u: line longer than %d characters\n",
 				file, n, LINE_MAX_LEN - 2);
-			return -1;
+			goto out;
 		}
 		while (isspace((unsigned char)*s))
 			s++;
 		if (*s == '\0' || *s == ';' || *s == '#')
 			continue;
 		if (*s == '[') {
-			if (strchr(s, ']') == NULL) {
+			e = strchr(s, ']');
+			if (e == NULL) {
 				fprintf(stderr, "mwpath: %s:%u: section header without ']'\n",
 					file, n);
-				return -1;
+				goto out;
 			}
+			name = trimmed(s + 1, e, &len);
+			first = seen_before(&sections, name, len, n);
+			if (first < 0)
+				goto oom;
+			if (first > 0) {
+				fprintf(stderr, "mwpath: %s:%u: [%.*s]: section appears twice"
+					" (first at line %ld)\n", file, n, (int)len, name, first);
+				goto out;
+			}
+			memcpy(section, name, len);
+			section[len] = '\0';
+			keys.n = 0;
 			in_section = true;
-		} else if (strchr(s, '=') == NULL) {
+		} else if ((e = strchr(s, '=')) == NULL) {
 			fprintf(stderr, "mwpath: %s:%u: expected 'key = value' or '[section]'\n",
 				file, n);
-			return -1;
+			goto out;
 		} else if (!in_section) {
 			fprintf(stderr, "mwpath: %s:%u: key outside any section\n",
 				file, n);
-			return -1;
+			goto out;
+		} else {
+			name = trimmed(s, e, &len);
+			first = seen_before(&keys, name, len, n);
+			if (first < 0)
+				goto oom;
+			if (first > 0) {
+				fprintf(stderr, "mwpath: %s:%u: [%s] %.*s: key appears twice in the"
+					" section (first at line %ld)\n", file, n, section, (int)len,
+					name, first);
+				goto out;
+			}
 		}
 	}
-	return 0;
+	ret = 0;
+	goto out;
+oom:
+	fprintf(stderr, "mwpath: %s:%u: out of memory\n", file, n);
+out:
+	free(sections.name);
+	free(sections.line);
+	free(keys.name);
+	free(keys.line);
+	return ret;
 }
 
 /* "port 3" -> kind "port", index 3. */

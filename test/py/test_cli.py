@@ -109,6 +109,12 @@ class Cli(unittest.TestCase):
             ("mtu = 1024\n", r".*:1: key outside any section"),
             ("[port 0]\njust words\n", r".*:2: expected 'key = value'"),
             ("[port 0\n", r".*:1: section header without"),
+            # met twice: blamed where it is met the second time
+            ("[port 0]\nmac = 02:00:00:00:00:01\nmac = 02:00:00:00:00:02\n",
+             r".*bad\.ini:3: \[port 0\] mac: key appears twice in the section \(first at line 2\)"),
+            ("[port 0]\nmtu = 1024\n[pd 0]\n[port 0]\n",
+             r".*bad\.ini:4: \[port 0\]: section appears twice \(first at line 1\)"),
+            ("[pd 0]\n[ pd 0 ]\n", r".*:2: \[pd 0\]: section appears twice"),
         ]
         for text, pattern in cases:
             with self.subTest(text=text):
