@@ -118,7 +118,6 @@ admit(const struct mwp_queue *self, struct mwp_port *port, const struct rte_mbuf
 static inline void
 prefetch_target(const struct mwp_binding *b, uint64_t va, uint32_t mask)
 {
-	/* in integers: a pointer may not be formed outside its object */
 	const void *host = (const void *)((uintptr_t)b->host + (uintptr_t)(va - b->va));
 
 	if (mask & (ROCE_M_WRITE | ROCE_M_ATOMIC))

@@ -11,10 +11,10 @@
 #   OUTDIR/initrd.gz   busybox-static as /init (test/interop/guest-init.sh),
 #                      the modules rxe, virtio-net and netem need, and
 #                      rdma-core's tools, perftest, iproute2 and each
-#                      EXTRA_BINARY (as /usr/bin/NAME) with every library
-#                      they load
+#                      EXTRA_BINARY (at its own path if under /usr, else as
+#                      /usr/bin/NAME) with every library they load
 #
-# Takes about a second; rebuilds only when an input is newer than the image.
+# Takes about 5 s; rebuilds only when an input is newer than the image.
 set -euo pipefail
 
 out=$1; shift

@@ -7,10 +7,11 @@ with the same unmodified tools on the other.  One boot runs every scenario,
 in both roles and over IPv4 and IPv6 GIDs; each is a test with a verdict
 taken from both sides' exit status and output.
 
-Then memory windows (test/interop/mw_peer.c, one binary on both sides):
+Then memory windows (test/interop/mw_peer.c, one program on both sides):
 mwpath owning the windows with rxe accessing them, and the reverse; a lossy
-link (netem in the guest, both directions); and mwpath as the requester of
-every operation, RNR included.
+link (netem in the guest, both directions); mwpath as the requester of
+every operation, RNR included; and, in the guest, an mwpath device beside
+rxe0 under mwpath-run, both listed and rxe0 still carrying traffic.
 
 Writes the results table to $MWPATH_BUILD/interop-results.md.
 """
