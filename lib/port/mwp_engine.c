@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_atomic.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -283,7 +284,10 @@ mwp_engine_doorbell(struct mwp_qp *qp)
 {
 	struct mwp_queue *q = __atomic_load_n(&qp->owner, __ATOMIC_ACQUIRE);
 
-	if (q == NULL || __atomic_exchange_n(&qp->db_rung, 1, __ATOMIC_ACQ_REL))
+	/* seq_cst, paired with the fence in mwp_engine_run: either the
+	 * engine sees what was posted before this, or this sees the ring
+	 * cleared and rings again */
+	if (q == NULL || __atomic_exchange_n(&qp->db_rung, 1, __ATOMIC_SEQ_CST))
 		return;
 	/* room for every QP the engine may own: cannot fail */
 	MWP_TSAN_RELEASE(q->eng->db);
@@ -366,6 +370,12 @@ mwp_engine_run(struct mwp_engine *e, uint64_t now)
 			mwp_engine_kick_sq(qps[i]);
 			mwp_engine_kick_tx(qps[i]);
 		}
+		/* The clears above before the send queues are read: else a
+		 * store buffer holds a clear while the queue is read empty,
+		 * a post in that window finds the bell still rung, and its
+		 * work request waits for a doorbell that never comes (a
+		 * ping-pong hangs).  One fence a burst of doorbells. */
+		rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 		e->st.doorbells += n;
 	}
 	/* the send queues on the list now; a run may put its QP back for

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rte_atomic.h>
 #include <rte_rcu_qsbr.h>
 #include <rte_ring_elem.h>
 #include <rte_ring_peek.h>
@@ -84,8 +85,15 @@ mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc)
 		cq_overrun(cq);
 		return -ENOSPC;
 	}
-	/* the completion is in the ring before the event says so */
-	if (unlikely(__atomic_load_n(&cq->armed, __ATOMIC_RELAXED)) &&
+	if (likely(cq->event == NULL))
+		return 0;	/* no channel: never armed */
+	/* The completion in the ring before armed is read: else a store
+	 * buffer holds it while a program that arms and then polls (the
+	 * verbs way) reads the ring empty, and this reads armed before
+	 * the program's store: no event, and the program waits for ever.
+	 * Paired with the seq_cst store of mwp_op_req_notify_cq. */
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&cq->armed, __ATOMIC_RELAXED) &&
 	    __atomic_exchange_n(&cq->armed, 0, __ATOMIC_ACQ_REL) != 0)
 		cq->event(&cq->ibcq, cq->event_arg);
 	return 0;
@@ -123,7 +131,8 @@ mwp_op_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	RTE_SET_USED(solicited_only);	/* any completion signals */
 	if (cq->event == NULL)
 		return EOPNOTSUPP;	/* no channel: consumers poll */
-	__atomic_store_n(&cq->armed, 1, __ATOMIC_RELEASE);
+	/* seq_cst: before the program's next poll reads the ring */
+	__atomic_store_n(&cq->armed, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
