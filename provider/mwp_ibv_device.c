@@ -19,6 +19,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_log.h>
 #include <rte_mbuf.h>
 
 #include "mwp_ibv.h"
@@ -168,6 +169,13 @@ start_eal(const struct mwp_ibv_dev *d)
 		argv[argc++] = (char *)"--log-level=warning";
 	argv[argc] = NULL;
 
+	/* DPDK's own log stream writes to syslog too, and syslog opens
+	 * /etc/localtime: a DPDK thread logging (memif's control thread
+	 * when its peer goes) while the program exits then deadlocks with
+	 * exit's flush of every stream, which holds the stream list and
+	 * flushes that stream into syslog.  A library inside somebody
+	 * else's program has no business in syslog anyway: stderr only. */
+	rte_openlog_stream(stderr);
 	pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	ret = rte_eal_init(argc, argv);
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);

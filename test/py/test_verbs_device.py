@@ -15,6 +15,7 @@ provider/not-interposed.txt.
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -59,6 +60,22 @@ ENV = sanitizer_env()
 def run(cfg, *cmd, timeout=TOOL_TIMEOUT):
     return subprocess.run([RUN, "-c", cfg, "--"] + list(cmd), capture_output=True,
                           text=True, timeout=timeout, env=ENV)
+
+
+def hung_state(proc):
+    """A hung tool's threads and its device's counters, for the failure
+    message (gdb where it is installed; the build has debug info)."""
+    if proc.poll() is not None:
+        return "(exited %d)" % proc.returncode
+    if not shutil.which("gdb"):
+        return "(no gdb here for the hung process's stacks)"
+    r = subprocess.run(["timeout", "60", "gdb", "-p", str(proc.pid), "-batch", "-nx",
+                        "-ex", "thread apply all bt",
+                        "-ex", "print devs[0].lc.q[0].stats",
+                        "-ex", "print devs[0].lc.eng->st"],
+                       capture_output=True, text=True)
+    return "\n".join(l for l in r.stdout.splitlines()
+                     if l.startswith(("#", "Thread", "$")) or "=" in l)
 
 
 def objdump_functions(lib):
@@ -241,14 +258,27 @@ class Pair(unittest.TestCase):
         srv = subprocess.Popen([RUN, "-c", self.server, "--"] + args, env=ENV,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
+        cli = subprocess.Popen([RUN, "-c", self.client, "--"] + args + ["localhost"],
+                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
         try:
-            cli = run(self.client, *(args + ["localhost"]))
+            cout, cerr = cli.communicate(timeout=TOOL_TIMEOUT)
             out, err = srv.communicate(timeout=TOOL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            hung = "\n".join("%s: %s" % (name, hung_state(p))
+                             for name, p in (("server", srv), ("client", cli)))
+            outs = []
+            for p in (srv, cli):
+                p.kill()
+                outs.append("".join(p.communicate()))
+            self.fail("%s hung:\n%s\nserver said:\n%s\nclient said:\n%s"
+                      % (" ".join(cmd), hung, outs[0], outs[1]))
         finally:
-            if srv.poll() is None:
-                srv.kill()
-                srv.communicate()
-        return (srv.returncode, out, err), (cli.returncode, cli.stdout, cli.stderr)
+            for p in (srv, cli):
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        return (srv.returncode, out, err), (cli.returncode, cout, cerr)
 
     def assert_both_ok(self, s, c):
         for name, (rc, out, err) in (("server", s), ("client", c)):
