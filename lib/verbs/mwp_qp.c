@@ -236,6 +236,11 @@ check_attrs(const struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 
 	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~acc))
 		return EINVAL;
+	/* a device has one port, and its P_Key table one entry */
+	if ((mask & IBV_QP_PORT) && a->port_num != 1)
+		return EINVAL;
+	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) && qp->ibqp.qp_type == IBV_QPT_UC &&
 	    (a->qp_access_flags & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
 		return EINVAL;

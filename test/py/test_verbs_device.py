@@ -127,6 +127,35 @@ class Device(unittest.TestCase):
         self.assertIn("gid_tbl_len:\t\t1", r.stdout)
         self.assertIn("active_mtu:\t\t4096 (5)", r.stdout)
 
+    def test_verbs_out_of_order_or_with_bad_attributes_get_the_errno(self):
+        """pyverbs (Debian's, unmodified) calls verbs in the wrong order
+        and with bad attributes: each gets the errno rdma-core's
+        providers give (rxe's checks), and the program goes on."""
+        want = {
+            "modify RESET to RTR, skipping INIT": "EINVAL",
+            "modify RESET to RTS": "EINVAL",
+            "modify RESET to INIT without its attributes": "EINVAL",
+            "modify RESET to INIT on port 2 of a one-port device": "EINVAL",
+            "modify RESET to INIT with P_Key index 1 of a one-entry table": "EINVAL",
+            "post_send on a QP in RESET": "EINVAL",
+            "post_recv on a QP in RESET": "EINVAL",
+            "modify RESET to INIT": 0,
+            "post_send on a QP in INIT": "EINVAL",
+            "modify INIT to RTR without the attributes RTR needs": "EINVAL",
+            "modify INIT to RTS, skipping RTR": "EINVAL",
+            "create a QP with more send WRs than the device has": "EINVAL",
+            "register an MR with remote write but not local write": "EINVAL",
+            "register an MR with remote atomic but not local write": "EINVAL",
+            "create a CQ with more entries than the device has": "EINVAL",
+            "allocate a memory window of type 3": "EINVAL",
+        }
+        r = run(self.cfg, "/usr/bin/python3",
+                os.path.join(SRC, "test", "py", "verbs_bad_input.py"), "mwpath0")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        got = {row["case"]: row["errno"] for row in
+               (json.loads(line) for line in r.stdout.splitlines() if line.startswith("{"))}
+        self.assertEqual(got, want)
+
     def test_a_bad_configuration_is_one_clear_line_and_no_device(self):
         cfg = os.path.join(self.tmp.name, "bad.ini")
         with open(cfg, "w") as f:

@@ -333,6 +333,18 @@ Test(order5, illegal_qp_transitions_and_missing_attributes_are_einval)
 	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), EINVAL, "RESET -> RTS");
 	a.qp_state = IBV_QPS_INIT;
 	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), EINVAL, "INIT without port");
+	/* one port, numbered 1; one P_Key, at index 0 */
+	for (a.port_num = 0; a.port_num < 4; a.port_num++)
+		if (a.port_num != 1)
+			cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+						   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), EINVAL,
+				     "port %u", a.port_num);
+	a.port_num = 1;
+	a.pkey_index = 1;
+	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), EINVAL, "P_Key index 1");
+	cr_expect_eq(q->state, IBV_QPS_RESET, "a refused modify changes nothing");
+	a.pkey_index = 0;
 	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
 	a.qp_state = IBV_QPS_RTR;
