@@ -337,6 +337,22 @@ load_device(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	return app_config_apply(cf, cfg, sec, device_keys, RTE_DIM(device_keys), d);
 }
 
+/* ---- [security] (one, unnumbered) ---- */
+
+static int
+security_keys(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (strcmp(v, "random") == 0 || strcmp(v, "sequential") == 0) {
+		((struct app_config *)obj)->sequential_keys = v[0] == 's';
+		return 0;
+	}
+	APP_KEY_FAIL("'%s' is not random or sequential", v);
+}
+
+static const struct app_key security_keys_tbl[] = {
+	APP_KEY_READER("keys", security_keys),
+};
+
 int
 app_config_load(const char *file, struct app_config *cfg)
 {
@@ -382,9 +398,15 @@ app_config_load(const char *file, struct app_config *cfg)
 		char kind[CFG_NAME_LEN];
 		unsigned long idx;
 
+		if (strcmp(names[i], "security") == 0) {
+			if (app_config_apply(cf, cfg, names[i], security_keys_tbl,
+					     RTE_DIM(security_keys_tbl), cfg) != 0)
+				goto out;
+			continue;
+		}
 		if (split_section(names[i], kind, sizeof(kind), &idx) != 0) {
 			app_conf_err(file, names[i], NULL,
-				 "section names are '<kind> <number>', e.g. [port 0]");
+				 "section names are '<kind> <number>', e.g. [port 0], or [security]");
 			goto out;
 		}
 		if (strcmp(kind, "port") == 0) {

@@ -161,6 +161,7 @@ struct app_config {
 	struct app_recv recv[APP_MAX_RECV];	/**< [recv N], in file order */
 	unsigned int nb_recvs;
 	struct app_device device[APP_MAX_DEVICES]; /**< [device N] */
+	bool sequential_keys;			/**< [security] keys = sequential */
 };
 
 /** The configuration's names of the IBV_ACCESS_* flags (also what

@@ -98,6 +98,8 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 
 	memset(o, 0, sizeof(*o));
 	o->cfg = cfg;
+	if (cfg->sequential_keys)
+		da.flags |= MWP_DEVICE_F_SEQUENTIAL;
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
 		need |= cfg->pd_present[i];
 	if (!need)

@@ -35,6 +35,7 @@ struct mwp_ibv_dev {
 	unsigned int index;		/* N */
 	struct app_device conf;		/* [device N] */
 	struct mwp_port_conf pc;	/* [port conf.port] */
+	bool sequential_keys;		/* [security] keys = sequential */
 	union ibv_gid gid[MWP_IBV_MAX_GIDS];
 	unsigned int nb_gids;
 	uint64_t guid;			/* EUI-64 of the MAC, network order */

@@ -82,6 +82,7 @@ read_config(void)
 			continue;
 		d->index = i;
 		d->conf = cfg.device[i];
+		d->sequential_keys = cfg.sequential_keys;
 		app_config_port(&cfg, d->conf.port, &d->pc);
 		snprintf(d->dev.name, sizeof(d->dev.name), "mwpath%u", i);
 		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "mwpath%u", i);
@@ -307,6 +308,7 @@ start_device(struct mwp_ibv_dev *d)
 	const uint16_t pid = d->conf.port;
 	struct mwp_device_attr attr = {
 		.max_keys = d->conf.max_keys, .socket = SOCKET_ID_ANY,
+		.flags = d->sequential_keys ? MWP_DEVICE_F_SEQUENTIAL : 0,
 	};
 	char name[RTE_MEMPOOL_NAMESIZE];
 	int ret;

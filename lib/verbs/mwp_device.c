@@ -32,8 +32,8 @@ static void
 free_tables(struct mwp_dev *d)
 {
 	free(d->reader_on);
-	free(d->mr_gen);
-	free(d->mw_gen);
+	mwp_keygen_fini(&d->mr_keys);
+	mwp_keygen_fini(&d->mw_keys);
 	free(d->mw_by_idx);
 	free(d->mr_by_idx);
 	rte_free(d->rcu);
@@ -67,6 +67,7 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	d->socket = a.socket;
 	d->next_pd = 1;
 	d->next_qpn = MWP_FIRST_QPN;
+	d->sequential = (a.flags & MWP_DEVICE_F_SEQUENTIAL) != 0;
 	TAILQ_INIT(&d->qps);
 	TAILQ_INIT(&d->pds);
 	TAILQ_INIT(&d->cqs);
@@ -77,10 +78,10 @@ mwp_open_device(const struct mwp_device_attr *attr)
 	d->mr_by_idx = calloc(a.max_keys, sizeof(*d->mr_by_idx));
 	d->mw_by_idx = calloc(a.max_keys, sizeof(*d->mw_by_idx));
 	d->reader_on = calloc(a.max_readers, 1);
-	d->mr_gen = calloc(a.max_keys, 1);
-	d->mw_gen = calloc(a.max_keys, 1);
 	if (d->rcu == NULL || d->mr_by_idx == NULL || d->mw_by_idx == NULL ||
-	    d->mr_gen == NULL || d->mw_gen == NULL || d->reader_on == NULL ||
+	    d->reader_on == NULL ||
+	    mwp_keygen_init(&d->mr_keys, a.max_keys, MWP_INDEX_SPAN, d->sequential) != 0 ||
+	    mwp_keygen_init(&d->mw_keys, a.max_keys, MWP_INDEX_SPAN, d->sequential) != 0 ||
 	    rte_rcu_qsbr_init(d->rcu, a.max_readers) != 0)
 		goto fail;
 	snprintf(name, sizeof(name), "mwp%u_keys", d->id);
@@ -233,20 +234,6 @@ mwp_device_keys_walk(struct ibv_context *ctx, mwp_keys_walk_fn fn, void *arg)
 	n = mwp_keys_walk(d->keys, fn, arg);
 	pthread_mutex_unlock(&d->lock);
 	return n;
-}
-
-/* Lowest free slot, at or above the hint (nothing below it is free):
- * deterministic keys for a given sequence of calls.  Called locked. */
-int
-mwp_dev_slot_take(void **tbl, uint32_t n, uint32_t *hint)
-{
-	for (uint32_t i = *hint; i < n; i++)
-		if (tbl[i] == NULL) {
-			*hint = i + 1;
-			return (int)i;
-		}
-	*hint = n;
-	return -1;
 }
 
 void

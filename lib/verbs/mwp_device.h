@@ -18,6 +18,7 @@
 #include <rte_common.h>
 #include <rte_rcu_qsbr.h>
 
+#include "mwp_keygen.h"
 #include "mwp_verbs.h"
 #include "rkey_tbl.h"
 
@@ -65,14 +66,13 @@ struct mwp_dev {
 	/* objects by index, for execution-time lookups by key */
 	struct mwp_mr **mr_by_idx;	/* [index - MWP_MR_INDEX_BASE] */
 	struct mwp_mw **mw_by_idx;	/* [index - MWP_MW_INDEX_BASE] */
-	/* key byte of each slot's next object: a reused slot gets a new
-	 * key, so a stale one is never mistaken for it */
-	uint8_t *mr_gen, *mw_gen;
-	/* no free slot below these: the lowest free slot is found without
-	 * scanning the used prefix */
-	uint32_t mr_hint, mw_hint;
+	/* the slots, indices and key bytes of each kind: a reused slot
+	 * gets a new key, so a stale one is never mistaken for it;
+	 * random unless the device was opened MWP_DEVICE_F_SEQUENTIAL */
+	struct mwp_keygen mr_keys, mw_keys;
+	bool sequential;
 	uint32_t next_pd;
-	uint32_t next_qpn;
+	uint32_t next_qpn;		/* sequential QPNs: the next to try */
 	TAILQ_HEAD(, mwp_qp) qps;
 	struct mwp_dev_objs pds, cqs;
 	/* asynchronous events (mwp_device_set_async), NULL: none */
@@ -88,10 +88,6 @@ struct mwp_pd {
 
 #define to_mdev(c)	container_of(c, struct mwp_dev, vctx.context)
 #define to_mpd(p)	container_of(p, struct mwp_pd, ibpd)
-
-/* The lowest free slot of tbl[n] at or above *hint, which moves past it;
- * -1 when none is free.  Called with the device's lock held. */
-int mwp_dev_slot_take(void **tbl, uint32_t n, uint32_t *hint);
 
 /* Raise an asynchronous event (ev.element: a QP or a CQ of the device). */
 void mwp_dev_async(struct mwp_dev *d, struct ibv_async_event ev);

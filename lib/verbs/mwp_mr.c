@@ -15,10 +15,14 @@ mwp_mr_by_key(struct mwp_dev *d, uint32_t key)
 {
 	uint32_t idx = key >> 8;
 	struct mwp_mr *mr;
+	int64_t slot;
 
-	if (idx < MWP_MR_INDEX_BASE || idx - MWP_MR_INDEX_BASE >= d->max_keys)
+	if (idx < MWP_MR_INDEX_BASE)
 		return NULL;
-	mr = d->mr_by_idx[idx - MWP_MR_INDEX_BASE];
+	slot = mwp_keygen_slot(&d->mr_keys, idx - MWP_MR_INDEX_BASE);
+	if (slot < 0)
+		return NULL;
+	mr = d->mr_by_idx[slot];
 	return mr != NULL && mr->ibmr.lkey == key ? mr : NULL;
 }
 
@@ -43,9 +47,11 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	if (mr == NULL)
 		return mwp_null_errno(ENOMEM);
 	pthread_mutex_lock(&d->lock);
-	slot = mwp_dev_slot_take((void **)d->mr_by_idx, d->max_keys, &d->mr_hint);
+	slot = mwp_keygen_take(&d->mr_keys, (void *const *)d->mr_by_idx);
 	b = slot < 0 ? NULL : mwp_binding_alloc(d->keys);
 	if (b == NULL) {
+		if (slot >= 0)
+			mwp_keygen_untake(&d->mr_keys, (uint32_t)slot);
 		pthread_mutex_unlock(&d->lock);
 		free(mr);
 		return mwp_null_errno(ENOMEM);
@@ -55,8 +61,8 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	mr->ibmr.addr = addr;
 	mr->ibmr.length = length;
 	mr->ibmr.handle = (uint32_t)slot;
-	mr->ibmr.lkey = ((MWP_MR_INDEX_BASE + (uint32_t)slot) << 8) |
-			d->mr_gen[slot];
+	mr->ibmr.lkey = ((MWP_MR_INDEX_BASE + mwp_keygen_index(&d->mr_keys, (uint32_t)slot)) << 8) |
+			mwp_keygen_key_byte(&d->mr_keys, (uint32_t)slot);
 	mr->ibmr.rkey = pinned ? rkey : mr->ibmr.lkey;
 	mr->iova = iova;
 	mr->access = (unsigned int)access;
@@ -101,14 +107,14 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 		}
 		goto fail;
 	}
-	d->mr_gen[slot]++;
+	mwp_keygen_commit(&d->mr_keys, (uint32_t)slot, (uint8_t)mr->ibmr.lkey);
 	d->mr_by_idx[slot] = mr;
 	to_mpd(ibpd)->obj.users++;
 	pthread_mutex_unlock(&d->lock);
 	return &mr->ibmr;
 fail:
-	/* the slot stays free; its hint moves past it only on success */
-	d->mr_hint = RTE_MIN(d->mr_hint, (uint32_t)slot);
+	/* the slot stays free, its key byte unused */
+	mwp_keygen_untake(&d->mr_keys, (uint32_t)slot);
 	pthread_mutex_unlock(&d->lock);
 	mwp_binding_free(b);
 	mwp_binding_free(lb);
@@ -151,7 +157,7 @@ mwp_dereg_mr(struct ibv_mr *ibmr)
 	if (ibmr->lkey != ibmr->rkey)
 		mwp_keys_revoke(d->keys, ibmr->lkey);	/* a pinned R_Key's alias */
 	d->mr_by_idx[ibmr->handle] = NULL;
-	d->mr_hint = RTE_MIN(d->mr_hint, ibmr->handle);
+	mwp_keygen_give(&d->mr_keys, ibmr->handle);
 	to_mpd(ibmr->pd)->obj.users--;
 	pthread_mutex_unlock(&d->lock);
 	/* The caller may free the memory once we return: wait until no

@@ -19,10 +19,12 @@ struct mwp_mw *
 mwp_mw_by_key(struct mwp_dev *d, uint32_t key)
 {
 	uint32_t idx = key >> 8;
+	int64_t slot;
 
-	if (idx < MWP_MW_INDEX_BASE || idx - MWP_MW_INDEX_BASE >= d->max_keys)
+	if (idx < MWP_MW_INDEX_BASE)
 		return NULL;
-	return d->mw_by_idx[idx - MWP_MW_INDEX_BASE];
+	slot = mwp_keygen_slot(&d->mw_keys, idx - MWP_MW_INDEX_BASE);
+	return slot < 0 ? NULL : d->mw_by_idx[slot];
 }
 
 struct ibv_mw *
@@ -38,14 +40,15 @@ mwp_op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 	if (mw == NULL)
 		return mwp_null_errno(ENOMEM);
 	pthread_mutex_lock(&d->lock);
-	slot = mwp_dev_slot_take((void **)d->mw_by_idx, d->max_keys, &d->mw_hint);
+	slot = mwp_keygen_take(&d->mw_keys, (void *const *)d->mw_by_idx);
 	if (slot < 0) {
 		pthread_mutex_unlock(&d->lock);
 		free(mw);
 		return mwp_null_errno(ENOMEM);
 	}
-	mw->index = MWP_MW_INDEX_BASE + (uint32_t)slot;
-	mw->cur_rkey = (mw->index << 8) | d->mw_gen[slot]++;
+	mw->index = MWP_MW_INDEX_BASE + mwp_keygen_index(&d->mw_keys, (uint32_t)slot);
+	mw->cur_rkey = (mw->index << 8) | mwp_keygen_key_byte(&d->mw_keys, (uint32_t)slot);
+	mwp_keygen_commit(&d->mw_keys, (uint32_t)slot, (uint8_t)mw->cur_rkey);
 	mw->state = MWP_MW_FREE;	/* Type 1: unbound, usable by nobody */
 	mw->ibmw.context = ibpd->context;
 	mw->ibmw.pd = ibpd;
@@ -81,8 +84,8 @@ mwp_op_dealloc_mw(struct ibv_mw *ibmw)
 
 	pthread_mutex_lock(&d->lock);
 	revoked = mwp_mw_unbind_locked(d, mw);
-	d->mw_by_idx[mw->index - MWP_MW_INDEX_BASE] = NULL;
-	d->mw_hint = RTE_MIN(d->mw_hint, mw->index - MWP_MW_INDEX_BASE);
+	d->mw_by_idx[ibmw->handle] = NULL;
+	mwp_keygen_give(&d->mw_keys, ibmw->handle);
 	to_mpd(ibmw->pd)->obj.users--;
 	pthread_mutex_unlock(&d->lock);
 	/* The old key must be dead for every reader when we return (C10-68). */
@@ -108,7 +111,9 @@ post_type1_bind(struct ibv_qp *qp, struct ibv_mw *mw,
 	w.flags = wqe_flags | MWP_WQE_F_TYPE1;
 	w.bind.mw_index = to_mmw(mw)->index;
 	w.bind.mw_rkey = mw->rkey;
-	w.bind.new_rkey = ibv_inc_rkey(mw->rkey);
+	/* the verbs leave the key byte of a Type 1 bind to the device */
+	w.bind.new_rkey = (mw->rkey & ~0xffu) |
+			  mwp_key_byte_next((uint8_t)mw->rkey, to_mdev(mw->context)->sequential);
 	w.bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
 	w.bind.addr = bi->addr;
 	w.bind.length = bi->length;

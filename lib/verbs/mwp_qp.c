@@ -132,8 +132,13 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 		}
 	} else {
 		/* 24 bits: after 0xffffff comes the first again (0 and 1 are
-		 * the special QPs of InfiniBand) */
+		 * the special QPs of InfiniBand); or at random */
 		do {
+			if (!d->sequential) {
+				qpn = MWP_FIRST_QPN +
+				      mwp_rand_below(ROCE_PSN_MASK + 1 - MWP_FIRST_QPN);
+				continue;
+			}
 			qpn = d->next_qpn;
 			d->next_qpn = qpn >= ROCE_PSN_MASK ? MWP_FIRST_QPN : qpn + 1;
 		} while (qpn_in_use(d, qpn));

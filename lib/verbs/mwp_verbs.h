@@ -36,7 +36,18 @@ struct mwp_device_attr {
 	uint32_t max_keys;	/**< live R_Keys (MRs + bound MWs); 0: 65536 */
 	uint32_t max_readers;	/**< RCU reader threads; 0: RTE_MAX_LCORE */
 	int socket;		/**< NUMA socket, or SOCKET_ID_ANY */
+	uint32_t flags;		/**< MWP_DEVICE_F_* */
 };
+
+/**
+ * Keys and QPNs in sequence: each MR and MW in the lowest free slot, key
+ * bytes counting up per slot, QPNs counting up from 0x11 -- for tests and
+ * for replays of captures whose keys are fixed.  Without it (the
+ * default) they are unguessable: slots drawn at random, indices a keyed
+ * permutation of them, key bytes and QPNs from a CSPRNG, a slot just
+ * freed quarantined (docs/security.md).
+ */
+#define MWP_DEVICE_F_SEQUENTIAL	(1u << 0)
 
 /**
  * Open a device.

@@ -120,7 +120,9 @@ def configs(timeout=14, retry_cnt=7):
     out = {}
     for side, s in SIDES.items():
         peer = SIDES[peer_of(side)]
-        t = ["; made by test/live/pair.py", "[port 0]", "mac = " + s["mac"],
+        # each side's work requests name the peer's keys: in sequence
+        t = ["; made by test/live/pair.py", "[security]", "keys = sequential", "",
+             "[port 0]", "mac = " + s["mac"],
              "ipv4 = " + s["ip4"], "ipv6 = " + s["ip6"], "mtu = 1024", "", "[pd 0]",
              "[cq 0]", "depth = 4096", ""]
         for i in range(len(QPS)):

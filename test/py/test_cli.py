@@ -230,6 +230,8 @@ class Cli(unittest.TestCase):
              "[wr 0]\nqp = 0x11\nopcode = send\nmr = 0\naddr = 60\nlength = 8\n",
              r".*:\d+: \[wr 0\] length: .*not inside it"),
             ("[wr 0]\nqp = 0x42\nopcode = local_inv\nrkey = 1\n", r".*:4: \[wr 0\] qp: no \[qp 0x42\]"),
+            ("[security]\nkeys = guessable\n",
+             r".*:4: \[security\] keys: 'guessable' is not random or sequential"),
         ]
         for text, pattern in cases:
             with self.subTest(text=text):
@@ -369,6 +371,33 @@ class Cli(unittest.TestCase):
         with open(os.path.join(dump, "mr-0.bin"), "rb") as f:
             mem = f.read()
         self.assertEqual(mem[0x40:0x80], bytes(range(64)))   # the first WRITE
+
+    def test_keys_are_random_unless_the_configuration_pins_them(self):
+        """The default configuration without its [security] section: the
+        first region's key is no longer 0x100, the window's index no
+        longer 0x800000 (odds of either by chance: 2^-31 and 2^-23), and
+        two runs give other keys."""
+        pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
+        with open(os.path.join(SRC, "conf", "default.ini")) as f:
+            text = f.read()
+        self.assertIn("[security]\nkeys = sequential\n", text)
+        ini = self.write("random.ini", text.replace("[security]\nkeys = sequential\n", ""))
+        keys = []
+        for n in range(2):
+            dump = os.path.join(self.d, "dump-random-%d" % n)
+            r = run(EAL + ["--vdev", "net_pcap0,rx_pcap=%s" % pcap, "--", "-c", ini,
+                           "--idle-exit", "100", "--dump-dir", dump], cwd=self.d)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(os.path.join(dump, "objects.json")) as f:
+                objs = json.load(f)
+            mr, mw = objs["mrs"][0]["rkey"], objs["mws"][0]["rkey"]
+            self.assertNotEqual(mr, 0x100)
+            self.assertGreaterEqual(mr >> 8, 1)
+            self.assertLess(mr >> 8, 0x800000)
+            self.assertNotEqual(mw >> 8, 0x800000)
+            self.assertGreaterEqual(mw >> 8, 0x800000)
+            keys.append((mr, mw))
+        self.assertNotEqual(keys[0], keys[1])
 
     def test_no_port_is_a_clear_error(self):
         r = run(EAL + ["--"])

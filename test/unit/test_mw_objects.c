@@ -150,9 +150,9 @@ Test(objects, reg_mr_rejects_bad_arguments)
 	cr_expect_eq(errno, EINVAL);
 }
 
-Test(objects, keys_are_deterministic)
+Test(objects, sequential_keys_are_deterministic)
 {
-	struct ibv_context *c2 = mwp_open_device(NULL);
+	struct ibv_context *c2 = mwp_open_device(&(struct mwp_device_attr){ .flags = MWP_DEVICE_F_SEQUENTIAL });
 	struct ibv_pd *p2 = mwp_alloc_pd(c2);
 	struct ibv_mr *m2 = mwp_reg_mr(p2, buf, 64, ALL_ACCESS);
 	struct ibv_mr *m3 = mwp_reg_mr(p2, buf, 64, ALL_ACCESS);

@@ -160,7 +160,7 @@ Test(resp, request_mbufs_of_every_kind_are_freed)
 
 Test(resp, an_attached_qp_receives_its_frames)
 {
-	struct ibv_context *ctx = mwp_open_device(NULL);
+	struct ibv_context *ctx = mwp_open_device(&(struct mwp_device_attr){ .flags = MWP_DEVICE_F_SEQUENTIAL });
 	struct ibv_pd *pd = mwp_alloc_pd(ctx);
 	struct ibv_cq *cq = mwp_create_cq(ctx, 8);
 	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,

@@ -89,7 +89,8 @@ setup_case(enum ibv_qp_type type, const struct case_opts *o)
 	struct ibv_mw *mw, *mw_other, *mw_ro, *mw1;
 
 	test_eal_init();
-	ctx = mwp_open_device(NULL);
+	/* sequential keys and QPNs: the vectors (resp_vectors.py) name them */
+	ctx = mwp_open_device(&(struct mwp_device_attr){ .flags = MWP_DEVICE_F_SEQUENTIAL });
 	pd = mwp_alloc_pd(ctx);
 	cq = mwp_create_cq(ctx, 64);
 	ia.send_cq = ia.recv_cq = cq;

@@ -101,7 +101,8 @@ static inline void
 verbs_setup(void)
 {
 	test_eal_init();
-	ctx = mwp_open_device(NULL);
+	/* keys and QPNs in sequence: the frames the tests build name them */
+	ctx = mwp_open_device(&(struct mwp_device_attr){ .flags = MWP_DEVICE_F_SEQUENTIAL });
 	FIX_ASSERT(ctx != NULL);
 	pd = mwp_alloc_pd(ctx);
 	pd2 = mwp_alloc_pd(ctx);
