@@ -156,7 +156,7 @@ mwp_keygen_init(struct mwp_keygen *g, uint32_t n, uint32_t domain, bool sequenti
 	g->sequential = sequential;
 	g->n = n;
 	g->domain = domain;
-	g->last = calloc(n, 1);
+	g->last = malloc(n);
 	if (!sequential) {
 		for (int i = 0; i < 4; i++)
 			g->round_key[i] = mwp_rand64();
@@ -168,6 +168,7 @@ mwp_keygen_init(struct mwp_keygen *g, uint32_t n, uint32_t domain, bool sequenti
 	}
 	if (g->last == NULL)
 		goto fail;
+	memset(g->last, 0xff, n);
 	return 0;
 fail:
 	mwp_keygen_fini(g);
@@ -254,14 +255,13 @@ mwp_keygen_give(struct mwp_keygen *g, uint32_t slot)
 uint8_t
 mwp_keygen_key_byte(struct mwp_keygen *g, uint32_t slot)
 {
-	return g->sequential ? g->last[slot] : mwp_key_byte_next(g->last[slot], false);
+	return mwp_key_byte_next(g->last[slot], g->sequential);
 }
 
 void
 mwp_keygen_commit(struct mwp_keygen *g, uint32_t slot, uint8_t key_byte)
 {
-	/* sequential: the next object of the slot gets the byte after */
-	g->last[slot] = g->sequential ? (uint8_t)(key_byte + 1) : key_byte;
+	g->last[slot] = key_byte;
 }
 
 uint8_t

@@ -37,8 +37,9 @@ struct mwp_keygen {
 	uint32_t domain;	/**< indices: [0, domain), domain >= n */
 	uint64_t round_key[4];	/**< the permutation's secret */
 	uint32_t hint;		/**< sequential: no free slot below it */
-	uint8_t *last;		/**< [n]: random: the key byte last given in
-				 *   the slot; sequential: the next one */
+	uint8_t *last;		/**< [n]: the key byte last given in the slot
+				 *   (0xff before the first: sequential
+				 *   slots start at 0) */
 	uint8_t *held;		/**< [n]: in quarantine */
 	uint32_t *fifo;		/**< quarantined slots, oldest first */
 	uint32_t qsize, qhead, qcount;
@@ -75,7 +76,7 @@ void mwp_keygen_give(struct mwp_keygen *g, uint32_t slot);
  */
 uint8_t mwp_keygen_key_byte(struct mwp_keygen *g, uint32_t slot);
 
-/** The key byte of slot is in use from now on. */
+/** The key byte of slot is in use from now on (the last given). */
 void mwp_keygen_commit(struct mwp_keygen *g, uint32_t slot, uint8_t key_byte);
 
 /** The index (offset in the kind's range) of slot. */

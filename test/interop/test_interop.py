@@ -18,7 +18,6 @@ Writes the results table to $MWPATH_BUILD/interop-results.md.
 import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -27,6 +26,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from guest import (GUEST_IP4, HOST_IP4, Guest, GuestError, Link)  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
+from common import hung_state  # noqa: E402
 
 BUILD = os.environ["MWPATH_BUILD"]
 SRC = os.environ["MWPATH_SRC"]
@@ -103,18 +104,6 @@ def tearDownModule():
         print(f.read(), file=sys.stderr)
 
 
-def backtrace(pid):
-    """Every thread's stack of a hung process on this host, for the
-    failure message (gdb where it is installed)."""
-    if not shutil.which("gdb"):
-        return "\n(no gdb here for the hung process's stacks)"
-    r = subprocess.run(["timeout", "60", "gdb", "-p", str(pid), "-batch", "-nx",
-                        "-ex", "thread apply all bt"],
-                       capture_output=True, text=True)
-    return "\n(its threads when it was killed:\n%s)" % "\n".join(
-        l for l in r.stdout.splitlines() if l.startswith(("#", "Thread")))
-
-
 def listening(port):
     """Whether some socket on this host listens on TCP PORT."""
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -164,7 +153,7 @@ class Scenario(unittest.TestCase):
         except subprocess.TimeoutExpired:
             # what the guest's side waits for, before its time runs out
             stuck = guest.stuck(job, 0)
-            hang = backtrace(host.pid)
+            hang = "\n(its threads and counters when it was killed:\n%s)" % hung_state(host.pid)
             host.kill()
             hout, _ = host.communicate()
             hout += hang

@@ -3,6 +3,7 @@
 with MWPATH_BUILD, MWPATH_SRC and MWPATH_SHARED set)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -18,6 +19,21 @@ sys.path.insert(0, os.path.join(SRC, "test", "pcap"))
 
 # the mwpath summary parser the pcap runner uses
 from run import summary_counts  # noqa: E402,F401
+
+
+def hung_state(pid):
+    """A hung process's threads and, when it holds a device of the
+    libibverbs interposer, that device's counters: for a failure message
+    (gdb where it is installed; the builds have debug info)."""
+    if not shutil.which("gdb"):
+        return "(no gdb here for the hung process's stacks)"
+    r = subprocess.run(["timeout", "60", "gdb", "-p", str(pid), "-batch", "-nx",
+                        "-ex", "thread apply all bt",
+                        "-ex", "print devs[0].lc.q[0].stats",
+                        "-ex", "print devs[0].lc.eng->st"],
+                       capture_output=True, text=True)
+    return "\n".join(l for l in r.stdout.splitlines()
+                     if l.startswith(("#", "Thread", "$")))
 
 
 def inspect(pcap):

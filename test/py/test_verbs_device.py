@@ -15,7 +15,6 @@ provider/not-interposed.txt.
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import BUILD, SRC  # noqa: E402
+from common import BUILD, SRC, hung_state  # noqa: E402
 
 RUN = os.path.join(BUILD, "provider", "mwpath-run")
 SHIM = os.path.join(BUILD, "provider", "libmwpath-ibverbs.so")
@@ -60,22 +59,6 @@ ENV = sanitizer_env()
 def run(cfg, *cmd, timeout=TOOL_TIMEOUT):
     return subprocess.run([RUN, "-c", cfg, "--"] + list(cmd), capture_output=True,
                           text=True, timeout=timeout, env=ENV)
-
-
-def hung_state(proc):
-    """A hung tool's threads and its device's counters, for the failure
-    message (gdb where it is installed; the build has debug info)."""
-    if proc.poll() is not None:
-        return "(exited %d)" % proc.returncode
-    if not shutil.which("gdb"):
-        return "(no gdb here for the hung process's stacks)"
-    r = subprocess.run(["timeout", "60", "gdb", "-p", str(proc.pid), "-batch", "-nx",
-                        "-ex", "thread apply all bt",
-                        "-ex", "print devs[0].lc.q[0].stats",
-                        "-ex", "print devs[0].lc.eng->st"],
-                       capture_output=True, text=True)
-    return "\n".join(l for l in r.stdout.splitlines()
-                     if l.startswith(("#", "Thread", "$")) or "=" in l)
 
 
 def objdump_functions(lib):
@@ -294,7 +277,8 @@ class Pair(unittest.TestCase):
             cout, cerr = cli.communicate(timeout=TOOL_TIMEOUT)
             out, err = srv.communicate(timeout=TOOL_TIMEOUT)
         except subprocess.TimeoutExpired:
-            hung = "\n".join("%s: %s" % (name, hung_state(p))
+            hung = "\n".join("%s: %s" % (name, hung_state(p.pid) if p.poll() is None
+                                          else "(exited %d)" % p.returncode)
                              for name, p in (("server", srv), ("client", cli)))
             outs = []
             for p in (srv, cli):

@@ -97,12 +97,15 @@ make_qp(struct ibv_pd *p, enum ibv_qp_type type, uint32_t depth, bool to_rts)
 	return make_qp_ia(p, &ia, to_rts);
 }
 
+/* The fixture device's flags: keys and QPNs in sequence, as the frames
+ * the tests build name them; a test of random keys clears it first. */
+static uint32_t fixture_device_flags = MWP_DEVICE_F_SEQUENTIAL;
+
 static inline void
 verbs_setup(void)
 {
 	test_eal_init();
-	/* keys and QPNs in sequence: the frames the tests build name them */
-	ctx = mwp_open_device(&(struct mwp_device_attr){ .flags = MWP_DEVICE_F_SEQUENTIAL });
+	ctx = mwp_open_device(&(struct mwp_device_attr){ .flags = fixture_device_flags });
 	FIX_ASSERT(ctx != NULL);
 	pd = mwp_alloc_pd(ctx);
 	pd2 = mwp_alloc_pd(ctx);
