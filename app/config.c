@@ -351,6 +351,10 @@ security_keys(const char *v, void *obj, char *err, size_t errlen)
 
 static const struct app_key security_keys_tbl[] = {
 	APP_KEY_READER("keys", security_keys),
+	APP_KEY_DECIMAL(struct app_config, "guess_threshold", guess_threshold, 0, UINT32_MAX,
+			"a number of refused requests (0: never block)"),
+	APP_KEY_DECIMAL(struct app_config, "guess_block_ms", guess_block_ms, 1, 86400000,
+			"milliseconds, 1 to 86400000"),
 };
 
 int
@@ -432,4 +436,6 @@ app_config_port(const struct app_config *cfg, unsigned int port,
 		struct mwp_port_conf *out)
 {
 	*out = cfg->port[port];
+	out->guess_threshold = cfg->guess_threshold;
+	out->guess_block_ms = cfg->guess_block_ms;
 }

@@ -162,6 +162,8 @@ struct app_config {
 	unsigned int nb_recvs;
 	struct app_device device[APP_MAX_DEVICES]; /**< [device N] */
 	bool sequential_keys;			/**< [security] keys = sequential */
+	uint32_t guess_threshold;		/**< [security] guess_threshold */
+	uint32_t guess_block_ms;		/**< [security] guess_block_ms */
 };
 
 /** The configuration's names of the IBV_ACCESS_* flags (also what

@@ -9,6 +9,8 @@
  *                         call, hand-offs, the QPs its engine owns
  *   /mwpath/neigh[,PORT]  the neighbour tables (ARP, ND): who is where,
  *                         keyed by address with '_' for '.' and ':'
+ *   /mwpath/sources       the sources of refused requests, per queue, and
+ *                         whether the guessing defence blocks them
  * The callbacks run on DPDK's telemetry thread.  Counters are read as the
  * lcores leave them (64-bit loads, no locks); the key walk takes the
  * device lock, as binds do; the neighbour walk the table's lock, as the
@@ -18,6 +20,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <rte_telemetry.h>
 
@@ -357,6 +360,15 @@ ip_text(const uint8_t ip[16], char *buf, size_t len)
 		inet_ntop(AF_INET6, ip, buf, (socklen_t)len);
 }
 
+/* Telemetry names are [A-Za-z0-9_/]: 192.0.2.2 is "192_0_2_2". */
+static void
+tel_name(char *ip)
+{
+	for (char *c = ip; *c != '\0'; c++)
+		if (*c == '.' || *c == ':')
+			*c = '_';
+}
+
 struct neigh_walk {
 	struct rte_tel_data *d;
 	unsigned int shown, skipped;
@@ -383,10 +395,7 @@ neigh_cb(const struct mwp_neigh_entry *e, uint64_t age_ms, void *arg)
 	rte_tel_data_add_dict_u64(nd, "probes", e->probes);
 	ip_text(e->ip, ip, sizeof(ip));
 	rte_tel_data_add_dict_string(nd, "ip", ip);
-	/* telemetry names are [A-Za-z0-9_/]: 192.0.2.2 is "192_0_2_2" */
-	for (char *c = ip; *c != '\0'; c++)
-		if (*c == '.' || *c == ':')
-			*c = '_';
+	tel_name(ip);
 	if (rte_tel_data_add_dict_container(w->d, ip, nd, 0) != 0) {
 		rte_tel_data_free(nd);
 		w->skipped++;
@@ -421,6 +430,67 @@ neigh_dict(struct rte_tel_data *d, uint16_t pid)
 	return 0;
 }
 
+/* Every source a queue's guard knows: what it had refused, whether it is
+ * blocked (docs/security.md); keyed "192_0_2_2_p0q1" (address, port,
+ * queue). */
+static int
+cmd_sources(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+	const uint64_t now = rte_rdtsc();
+	unsigned int shown = 0, skipped = 0;
+
+	RTE_SET_USED(cmd);
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	rte_tel_data_start_dict(d);
+	for (unsigned int l = 0; l < t_run->nb_lcores; l++) {
+		const struct mwp_lcore *lc = &t_run->lcores[l];
+
+		for (uint16_t q = 0; q < lc->nb_queues; q++) {
+			const struct mwp_guard *g;
+
+			if (lc->q[q].mq == NULL)
+				continue;
+			g = mwp_queue_guard(lc->q[q].mq);
+			for (unsigned int i = 0; i < MWP_GUARD_SOURCES; i++) {
+				const struct mwp_guard_source *s = &g->src[i];
+				struct rte_tel_data *sd;
+				char ip[INET6_ADDRSTRLEN], name[INET6_ADDRSTRLEN + 16];
+
+				if (!s->used)
+					continue;
+				/* room for "skipped" */
+				if (shown + 1 >= RTE_TEL_MAX_DICT_ENTRIES ||
+				    (sd = rte_tel_data_alloc()) == NULL) {
+					skipped++;
+					continue;
+				}
+				ip_text(s->ip, ip, sizeof(ip));
+				rte_tel_data_start_dict(sd);
+				rte_tel_data_add_dict_string(sd, "ip", ip);
+				rte_tel_data_add_dict_u64(sd, "lcore", lc->lcore_id);
+				rte_tel_data_add_dict_u64(sd, "port", lc->q[q].port_id);
+				rte_tel_data_add_dict_u64(sd, "queue", lc->q[q].queue_id);
+				rte_tel_data_add_dict_u64(sd, "refused", s->refused);
+				rte_tel_data_add_dict_u64(sd, "blocked", s->blocked_until > now);
+				rte_tel_data_add_dict_u64(sd, "blocks", s->blocks);
+				rte_tel_data_add_dict_u64(sd, "dropped_while_blocked", s->dropped);
+				tel_name(ip);
+				snprintf(name, sizeof(name), "%s_p%uq%u", ip, lc->q[q].port_id,
+					 lc->q[q].queue_id);
+				if (rte_tel_data_add_dict_container(d, name, sd, 0) != 0) {
+					rte_tel_data_free(sd);
+					skipped++;
+					continue;
+				}
+				shown++;
+			}
+		}
+	}
+	rte_tel_data_add_dict_u64(d, "skipped", skipped);
+	return 0;
+}
+
 static int
 cmd_neigh(const char *cmd, const char *params, struct rte_tel_data *d)
 {
@@ -428,22 +498,35 @@ cmd_neigh(const char *cmd, const char *params, struct rte_tel_data *d)
 	return per_port(params, d, neigh_dict);
 }
 
+/* A command, or a warning: DPDK refuses, silently, a help text over
+ * RTE_TEL_MAX_STRING_LEN bytes and a name already taken. */
+static void
+reg(const char *name, telemetry_cb fn, const char *help)
+{
+	int ret = rte_telemetry_register_cmd(name, fn, help);
+
+	if (ret != 0)
+		MWP_LOG(WARNING, "telemetry command %s not registered: %s", name, strerror(-ret));
+}
+
 void
 app_telemetry_init(const struct app_run *run, const struct app_objects *objs)
 {
 	t_run = run;
 	t_objs = objs;
-	rte_telemetry_register_cmd("/mwpath/stats", cmd_stats,
-		"Per-port counters: packets, drops by reason, answers, denials. "
-		"Parameters: port id (optional)");
-	rte_telemetry_register_cmd("/mwpath/qp", cmd_qp,
-		"Per-QP state and counters. Parameters: QPN (optional)");
-	rte_telemetry_register_cmd("/mwpath/keys", cmd_keys,
-		"Live R_Keys: range, access, counters. Parameters: rkey (optional)");
-	rte_telemetry_register_cmd("/mwpath/lcores", cmd_lcores,
-		"Per polling lcore: packets and rates since the last call, hand-offs, "
-		"QPs owned. No parameters");
-	rte_telemetry_register_cmd("/mwpath/neigh", cmd_neigh,
-		"Neighbour tables (ARP, ND): address, MAC, state, age. "
-		"Parameters: port id (optional)");
+	reg("/mwpath/stats", cmd_stats,
+	    "Per-port counters: packets, drops by reason, answers, denials. "
+	    "Parameters: port id (optional)");
+	reg("/mwpath/qp", cmd_qp, "Per-QP state and counters. Parameters: QPN (optional)");
+	reg("/mwpath/keys", cmd_keys,
+	    "Live R_Keys: range, access, counters. Parameters: rkey (optional)");
+	reg("/mwpath/lcores", cmd_lcores,
+	    "Per polling lcore: packets and rates since the last call, hand-offs, "
+	    "QPs owned. No parameters");
+	reg("/mwpath/sources", cmd_sources,
+	    "Per queue: sources of refused requests, and whether they are blocked. "
+	    "No parameters");
+	reg("/mwpath/neigh", cmd_neigh,
+	    "Neighbour tables (ARP, ND): address, MAC, state, age. "
+	    "Parameters: port id (optional)");
 }

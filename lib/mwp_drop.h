@@ -34,6 +34,7 @@
 	_(NOT_FOR_US,     "destination MAC or IP is not this port's")	\
 	_(CNP,            "congestion notification (counted only)")	\
 	_(UNKNOWN_QP,     "destination QP does not exist on this port")	\
+	_(GUESSING,       "source blocked: too many requests refused for key, bounds or access") \
 	_(QP_STATE,       "QP not in RTR/RTS, or its responder stopped on a NAK") \
 	_(WRONG_TRANSPORT, "opcode of another transport, or not a request") \
 	_(PSN_AHEAD,      "PSN ahead of expected (sequence-error NAK sent once)") \

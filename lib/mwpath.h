@@ -29,7 +29,7 @@
  *    (-EINVAL, -ENOSPC, -EEXIST, -ENOENT), as DPDK's datapath calls; a
  *    frame the parser refuses is an enum mwp_drop, never an errno;
  *  - ports, engines, queues, the control path (mwp_port.h, mwp_engine.h,
- *    mwp_neigh.h, mwp_ctrl.h): constructors return NULL with rte_errno
+ *    mwp_neigh.h, mwp_ctrl.h, mwp_guard.h): constructors return NULL with rte_errno
  *    set, as DPDK's do; other calls 0 or a positive errno;
  *  - the verbs face (mwp_verbs.h, mwp_query.h): as libibverbs, NULL with
  *    errno set, or 0 or a positive errno value.
@@ -40,6 +40,7 @@
 #include "mwp_ctrl.h"
 #include "mwp_drop.h"
 #include "mwp_engine.h"
+#include "mwp_guard.h"
 #include "mwp_log.h"
 #include "mwp_neigh.h"
 #include "mwp_port.h"

@@ -422,6 +422,9 @@ mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
 	mwp_ctrl_ctx_init(&q->ctrl, &port->conf, port->neigh, port->mp,
 			  port->conf.ctrl_rate != 0 ? port->conf.ctrl_rate : 10000, 0,
 			  e->tsc_hz);
+	mwp_guard_init(&q->guard, port->conf.guess_threshold,
+		       port->conf.guess_block_ms != 0 ? port->conf.guess_block_ms : 1000,
+		       e->tsc_hz);
 	TAILQ_INIT(&q->tx_list);
 	e->queue[e->nb_queues++] = q;
 	port->queue[queue_id] = q;
@@ -472,6 +475,12 @@ void
 mwp_queue_ctrl_stats(const struct mwp_queue *q, struct mwp_ctrl_stats *st)
 {
 	*st = q->ctrl.st;
+}
+
+const struct mwp_guard *
+mwp_queue_guard(const struct mwp_queue *q)
+{
+	return &q->guard;
 }
 
 void

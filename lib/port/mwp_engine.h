@@ -170,6 +170,12 @@ struct mwp_ctrl_stats;
 /** The queue's control path counters (ARP, ND, ICMP echo; mwp_ctrl.h). */
 void mwp_queue_ctrl_stats(const struct mwp_queue *q, struct mwp_ctrl_stats *st);
 
+struct mwp_guard;
+
+/** The queue's guessing defence: its sources (mwp_guard.h; written by the
+ * queue's thread alone, read here as they are). */
+const struct mwp_guard *mwp_queue_guard(const struct mwp_queue *q);
+
 /** Frames this queue handed to the owner of their QP, and frames it was
  * handed (counters of its thread). */
 void mwp_queue_handoffs(const struct mwp_queue *q, uint64_t *out, uint64_t *in);

@@ -9,6 +9,7 @@
 
 #include "mwp_ctrl.h"
 #include "mwp_engine.h"
+#include "mwp_guard.h"
 #include "mwp_qp.h"
 
 /* QPs with READ responses pending that a queue lists by name. */
@@ -34,6 +35,7 @@ struct mwp_queue {
 	struct rte_ring *handoff;	/* frames for its QPs, from other queues */
 	struct mwp_ctrl_ctx ctrl;	/* ARP, ND, ICMP echo on this queue */
 	uint64_t handoff_out, handoff_in;
+	struct mwp_guard guard;		/* sources refused, and blocked */
 };
 
 struct mwp_engine {

@@ -37,6 +37,10 @@ struct mwp_port_conf {
 	uint16_t nb_queues;		/**< queues the port will have: QP n is
 					 *   owned by the engine of queue
 					 *   n % nb_queues; 0 or 1: queue 0's */
+	uint32_t guess_threshold;	/**< requests a source may have refused
+					 *   (key, bounds, access) before it is
+					 *   blocked; 0: never (mwp_guard.h) */
+	uint32_t guess_block_ms;	/**< how long a block lasts; 0: 1000 */
 };
 
 struct mwp_qp;

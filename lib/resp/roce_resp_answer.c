@@ -152,11 +152,17 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 		struct mwp_verdict v, const struct mwp_binding *b)
 {
 	if (v.kind == MWP_V_DENY) {
+		uint8_t ip[16];
+
 		qp->resp.st.denied[v.code]++;
 		c->st->denied[v.code]++;
 		if (b != NULL)
 			__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
 					   __ATOMIC_RELAXED);
+		/* against its source: the guessing defence */
+		if (c->cur != NULL)
+			mwp_guard_refused(&c->q->guard, mwp_pkt_src_ip(c->cur, c->cur_p, ip),
+					  c->q->eng->now);
 	}
 	if (qp->ibqp.qp_type != IBV_QPT_RC) {
 		qp->resp.in_msg = 0;

@@ -528,8 +528,22 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			}
 			continue;
 		}
+		/* a source that guessed too often, on the queue that saw it
+		 * refused (the QP's owner): nothing of it is looked at */
+		if (unlikely(c->q->guard.nb_blocked != 0)) {
+			uint8_t ip[16];
+
+			if (mwp_guard_blocked(&c->q->guard, mwp_pkt_src_ip(pkts[i], &p[i], ip),
+					      c->q->eng->now)) {
+				st->drop[MWP_DROP_GUESSING]++;
+				continue;
+			}
+		}
 		/* accepted: acted on (executed or answered), not dropped */
+		c->cur = pkts[i];
+		c->cur_p = &p[i];
 		accepted += resp_packet(c, rq[i].qp, pkts[i], &p[i], &rq[i]);
+		c->cur = NULL;
 	}
 	st->accepted += accepted;
 }

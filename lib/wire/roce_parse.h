@@ -126,4 +126,20 @@ mwp_pkt_bth(const struct rte_mbuf *m, const struct mwp_pkt *p)
 	return rte_pktmbuf_mtod_offset(m, struct roce_bth *, p->bth_off);
 }
 
+/** The source address of a parsed packet, IPv4 mapped into IPv6. */
+static inline const uint8_t *
+mwp_pkt_src_ip(const struct rte_mbuf *m, const struct mwp_pkt *p, uint8_t ip[16])
+{
+	const uint8_t *l3 = rte_pktmbuf_mtod_offset(m, const uint8_t *, p->l3_off);
+
+	if (p->flags & MWP_PKT_IPV6) {
+		memcpy(ip, l3 + 8, 16);		/* ip6_hdr.ip6_src */
+	} else {
+		memset(ip, 0, 10);
+		ip[10] = ip[11] = 0xff;
+		memcpy(ip + 12, l3 + 12, 4);	/* iphdr.saddr */
+	}
+	return ip;
+}
+
 #endif /* ROCE_PARSE_H */

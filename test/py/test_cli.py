@@ -232,6 +232,10 @@ class Cli(unittest.TestCase):
             ("[wr 0]\nqp = 0x42\nopcode = local_inv\nrkey = 1\n", r".*:4: \[wr 0\] qp: no \[qp 0x42\]"),
             ("[security]\nkeys = guessable\n",
              r".*:4: \[security\] keys: 'guessable' is not random or sequential"),
+            ("[security]\nguess_threshold = some\n",
+             r".*:4: \[security\] guess_threshold: 'some' is not a number of refused"),
+            ("[security]\nguess_block_ms = 0\n",
+             r".*:4: \[security\] guess_block_ms: '0' is not milliseconds"),
         ]
         for text, pattern in cases:
             with self.subTest(text=text):
@@ -256,8 +260,8 @@ class Cli(unittest.TestCase):
                 self.assert_one_line_error(run(args), ".*" + pattern)
 
     def test_telemetry_commands(self):
-        """/mwpath/stats, /mwpath/qp, /mwpath/keys, /mwpath/neigh and
-        /mwpath/lcores answer on the
+        """/mwpath/stats, /mwpath/qp, /mwpath/keys, /mwpath/neigh,
+        /mwpath/lcores and /mwpath/sources answer on the
         telemetry socket while traffic runs, and agree with the config."""
         import socket
         pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
@@ -330,6 +334,14 @@ class Cli(unittest.TestCase):
             self.assertEqual(lc["qps_owned"], 1)
             self.assertEqual((lc["handoffs_out"], lc["handoffs_in"]), (0, 0))
             self.assertEqual(ask("/mwpath/qp,0x11")["lcore"], lc["lcore"])
+            # the one refused request (the window's key, after its
+            # invalidation) is counted against its source, not blocked:
+            # no guess_threshold in the default configuration
+            src = ask("/mwpath/sources")
+            self.assertEqual(src["skipped"], 0)
+            peer = src["192_0_2_2_p0q0"]
+            self.assertEqual((peer["ip"], peer["refused"], peer["blocked"], peer["blocks"]),
+                             ("192.0.2.2", 1, 0, 0))
             s.close()
         finally:
             p.send_signal(signal.SIGINT)

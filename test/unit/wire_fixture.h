@@ -283,11 +283,17 @@ wire_poll_fn(void)
 	return 0;
 }
 
+/* The port's guessing defence ([security] guess_*): off unless a test
+ * sets these before wire_setup. */
+static uint32_t wire_guess_threshold, wire_guess_block_ms;
+
 /* The verbs fixture, its two RC QPs on the wire. */
 static inline void
 wire_setup(void)
 {
-	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true };
+	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true,
+				    .guess_threshold = wire_guess_threshold,
+				    .guess_block_ms = wire_guess_block_ms };
 
 	verbs_setup();
 	memset(&wire, 0, sizeof(wire));
