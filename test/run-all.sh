@@ -5,7 +5,8 @@
 # with AddressSanitizer and UndefinedBehaviorSanitizer (build-asan/); then
 # run the key-table concurrency scenario and the two-lcore ownership
 # scenario under ThreadSanitizer (build-tsan/); fuzz the parser with libFuzzer (clang, ASan+UBSan,
-# build-fuzz/) for FUZZ_SECONDS (default 30), seeded from ../shared/captures.
+# build-fuzz/) for FUZZ_SECONDS (default 30), seeded from ../shared/captures,
+# and the responder for FUZZ_RESP_RUNS inputs (default 10^6).
 # Exits non-zero if anything fails; ends with one "N passed, N failed" line.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,8 @@ run_build() {
 
 run_fuzz() {
 	local dir=build-fuzz
+	# a UBSan report is a failure, as in the test builds
+	local -x UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 	echo "== $dir: libFuzzer on the parser for ${FUZZ_SECONDS:-30} s"
 	if ! { CC=clang meson setup "$dir" -Db_sanitize=address,undefined \
 		-Db_lundef=false -Dfuzz=enabled -Dtests=false -Dbenchmarks=false \
@@ -60,6 +63,41 @@ run_fuzz() {
 	fi
 	grep -E '^stat::(number_of_executed_units|new_units_added)' "$dir/fuzz.log"
 	echo "fuzz_parse: OK"
+	passed=$((passed + 1))
+
+	# the responder, with its oracle on memory, keys and mbufs:
+	# FUZZ_RESP_RUNS inputs (default 10^6); first, the oracle must catch
+	# a byte the harness itself writes outside every window
+	echo "== $dir: libFuzzer on the responder for ${FUZZ_RESP_RUNS:-1000000} inputs"
+	if ! ninja -C "$dir" test/fuzz/fuzz_resp >/dev/null; then
+		echo "fuzz_resp: FAIL (build)"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	mkdir -p "$dir/corpus-resp"
+	if MWP_FUZZ_RESP_BREAK=1 "$dir/test/fuzz/fuzz_resp" -seed=1 -runs=200 \
+		>"$dir/fuzz-resp-break.log" 2>&1 ||
+	   ! grep -q 'ORACLE BREACH' "$dir/fuzz-resp-break.log"; then
+		tail -20 "$dir/fuzz-resp-break.log"
+		echo "fuzz_resp: FAIL (the oracle missed a planted write)"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	if ! "$dir/test/fuzz/fuzz_resp" -seed=1 -max_len=4096 \
+		-runs="${FUZZ_RESP_RUNS:-1000000}" -print_final_stats=1 \
+		"$dir/corpus-resp" >"$dir/fuzz-resp.log" 2>&1; then
+		grep -v '^#[0-9]' "$dir/fuzz-resp.log" | tail -60
+		echo "fuzz_resp: FAIL"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	grep -E '^stat::(number_of_executed_units|new_units_added|average_exec_per_sec)|^fuzz_resp:' \
+		"$dir/fuzz-resp.log"
+	grep -E '^#[0-9]+.*DONE' "$dir/fuzz-resp.log" | tail -1
+	echo "fuzz_resp: OK"
 	passed=$((passed + 1))
 }
 
