@@ -52,7 +52,7 @@ run_fuzz() {
 		>/dev/null || meson setup --reconfigure "$dir" >/dev/null; } ||
 	   ! ninja -C "$dir" test/fuzz/fuzz_parse ||
 	   ! /usr/bin/python3 test/fuzz/make_corpus.py ../shared/captures "$dir/corpus" ||
-	   ! "$dir/test/fuzz/fuzz_parse" -seed=1 -max_len=9216 \
+	   ! "$dir/test/fuzz/fuzz_parse" -seed=1 -max_len=9216 -artifact_prefix="$dir/" \
 		-max_total_time="${FUZZ_SECONDS:-30}" -print_final_stats=1 \
 		"$dir/corpus" >"$dir/fuzz.log" 2>&1; then
 		tail -40 "$dir/fuzz.log" 2>/dev/null
@@ -77,6 +77,7 @@ run_fuzz() {
 	fi
 	mkdir -p "$dir/corpus-resp"
 	if MWP_FUZZ_RESP_BREAK=1 "$dir/test/fuzz/fuzz_resp" -seed=1 -runs=200 \
+		-artifact_prefix="$dir/break-" \
 		>"$dir/fuzz-resp-break.log" 2>&1 ||
 	   ! grep -q 'ORACLE BREACH' "$dir/fuzz-resp-break.log"; then
 		tail -20 "$dir/fuzz-resp-break.log"
@@ -85,7 +86,7 @@ run_fuzz() {
 		failed=$((failed + 1))
 		return
 	fi
-	if ! "$dir/test/fuzz/fuzz_resp" -seed=1 -max_len=4096 \
+	if ! "$dir/test/fuzz/fuzz_resp" -seed=1 -max_len=4096 -artifact_prefix="$dir/" \
 		-runs="${FUZZ_RESP_RUNS:-1000000}" -print_final_stats=1 \
 		"$dir/corpus-resp" >"$dir/fuzz-resp.log" 2>&1; then
 		grep -v '^#[0-9]' "$dir/fuzz-resp.log" | tail -60

@@ -96,6 +96,23 @@ swq_push(struct mwp_qp *qp, const struct mwp_wqe *w, enum ibv_wc_status st)
 	return e;
 }
 
+/* Has an earlier WQE work still to do?  A request on the wire has; a
+ * bind or invalidation that waits only for the grace period of the key
+ * it revoked has done its work -- its completion waits so that no lcore
+ * can still use the old key when it is seen (C10-68), and completions
+ * leave in posting order all the same. */
+static bool
+earlier_at_work(const struct mwp_qp *qp)
+{
+	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++) {
+		const struct mwp_swqe *e = mwp_swqe_at(qp, pos);
+
+		if (e->state != MWP_SWQE_GRACE && e->state != MWP_SWQE_READY)
+			return true;
+	}
+	return false;
+}
+
 /* May the WQE at the head run now? (section 5) */
 static bool
 blocked(const struct mwp_qp *qp, const struct mwp_wqe *w)
@@ -103,8 +120,12 @@ blocked(const struct mwp_qp *qp, const struct mwp_wqe *w)
 	/* A DET bind fences every later WQE until it completes. */
 	if (qp->det_bind_out != 0)
 		return true;
-	/* LOCAL_INV: an implicit fence on every earlier WQE. */
-	if (w->opcode == IBV_WR_LOCAL_INV && qp->sq_head != qp->sq_tail)
+	/* LOCAL_INV: an implicit fence on every earlier WQE's work (an
+	 * earlier invalidation in its grace period does not hold it: a
+	 * batch of invalidations shares grace periods instead of taking
+	 * one each). */
+	if (w->opcode == IBV_WR_LOCAL_INV && qp->sq_head != qp->sq_tail &&
+	    earlier_at_work(qp))
 		return true;
 	/* In order: a bind or an invalidation waits until every earlier
 	 * data WQE is on the wire. */

@@ -110,6 +110,30 @@ Test(inval, local_inv_completion_waits_for_a_grace_period_c10_68)
 	cr_assert_eq(mwp_reader_unregister(ctx, 3), 0);
 }
 
+Test(inval, invalidations_in_a_row_share_a_grace_period_and_complete_in_order)
+{
+	struct ibv_mw *w[3];
+	struct ibv_wc wc;
+
+	for (int i = 0; i < 3; i++)
+		w[i] = bound2(qp);
+	/* the second and third do not wait for the first's grace period
+	 * (its work is done); their completions still wait for theirs and
+	 * leave in posting order */
+	cr_assert_eq(mwp_reader_register(ctx, 3), 0);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(post_local_inv(qp, w[i]->rkey, 10 + (uint64_t)i, true), 0);
+	for (int i = 0; i < 20; i++)
+		mwp_poll(ctx);
+	for (int i = 0; i < 3; i++)
+		cr_expect_null(resolve(w[i]->rkey), "key %d still in the table", i);
+	cr_expect_eq(ibv_poll_cq(cq, 1, &wc), 0, "completion before the grace period");
+	mwp_reader_quiescent(ctx, 3);
+	for (int i = 0; i < 3; i++)
+		expect_wc(10 + (uint64_t)i, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+	cr_assert_eq(mwp_reader_unregister(ctx, 3), 0);
+}
+
 Test(inval, rebind_and_zero_length_bind_completions_wait_for_a_grace_period)
 {
 	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
