@@ -18,4 +18,5 @@ echo "# $(date -u +%F) $(uname -m) $(grep -m1 'model name' /proc/cpuinfo | cut -
 "$build/bench/bench_keys"
 "$build/bench/bench_resp"
 "$build/bench/bench_lcores"
+"$build/bench/bench_keys_load"
 /usr/bin/python3 bench/pcap_rate.py "$build" 3 3
