@@ -292,6 +292,33 @@ def bad_frames_case():
             }}
 
 
+def guessing_source_blocked_case():
+    """The guessing defence ([security] guess_threshold = 3): a source
+    whose third request is refused for key or bounds -- UC discards,
+    silent on the wire -- is blocked; its next frame is dropped as
+    guessing although its key is good, and another source is served."""
+    mem = rv.pattern()
+    good = b"the peer's bytes"
+    mem[0x300:0x300 + len(good)] = good
+    atk = dict(src="192.0.2.66")
+    frames = [
+        rv.write(0x2a, 0, rv.MR_IOVA + 0x200, rv.MR_RKEY ^ 0x01, b"A" * 16, **atk),
+        rv.write(0x2a, 1, rv.MR_IOVA + 0x200, 0x00123400, b"B" * 16, **atk),
+        rv.write(0x2a, 2, rv.MR_IOVA + 4096 - 8, rv.MR_RKEY, b"C" * 16, **atk),
+        rv.write(0x2a, 3, rv.MR_IOVA + 0x200, rv.MR_RKEY, b"D" * 16, **atk),
+        rv.write(0x2a, 4, rv.MR_IOVA + 0x300, rv.MR_RKEY, good),
+    ]
+    config = fixture_config(uc=True).replace(
+        "keys = sequential\n",
+        "keys = sequential\nguess_threshold = 3\nguess_block_ms = 600000\n", 1)
+    return {"config": config, "in": frames, "out": [], "expect": {
+        "qps": {"0x11": {"state": "RTS"}},
+        "memory": {"0": bytes(mem), "1": bytes(4096)},
+        "port": {"packets in": len(frames),
+                 "drop": {"uc_discard": 3, "guessing": 1}},
+    }}
+
+
 def local_send_with_inv_case():
     """Our own SEND_WITH_INV, posted between two requests (after_rx 1),
     goes out before the answers to what follows, and completes when the
@@ -728,6 +755,7 @@ def all_cases(captures):
     c = vector_cases()
     c["zero_based_window"] = zero_based_case()
     c["bad_frames"] = bad_frames_case()
+    c["guessing_source_blocked"] = guessing_source_blocked_case()
     c["control_arp_nd_ping"] = control_case()
     c["local_send_with_inv_between_requests"] = local_send_with_inv_case()
     c["local_send_nak_flushes_later_work"] = local_send_nak_case()
