@@ -53,6 +53,7 @@ struct app_qp {
 	uint8_t remote_gid[16];	/* IPv6, or ::ffff:a.b.c.d */
 	bool has_remote;
 	uint32_t rq_psn, sq_psn;
+	bool has_rq_psn, has_sq_psn;	/* given; else random (or 0: sequential) */
 	unsigned int max_dest_rd_atomic;
 	unsigned int min_rnr_timer;
 	unsigned int timeout;		/* local ACK timeout: 4.096 us << timeout */

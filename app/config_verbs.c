@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "config.h"
 #include "config_keys.h"
@@ -284,8 +285,10 @@ static const struct app_key qp_keys[] = {
 		     APP_HAS(struct app_qp, has_remote)),
 	APP_KEY_ADDR(struct app_qp, "remote_ipv6", APP_KEY_IPV6, remote_gid,
 		     APP_HAS(struct app_qp, has_remote)),
-	APP_KEY_NUM(struct app_qp, "rq_psn", rq_psn, 0, ROCE_PSN_MASK, "a 24-bit PSN"),
-	APP_KEY_NUM(struct app_qp, "sq_psn", sq_psn, 0, ROCE_PSN_MASK, "a 24-bit PSN"),
+	APP_KEY_NUM_HAS(struct app_qp, "rq_psn", rq_psn, has_rq_psn, 0, ROCE_PSN_MASK,
+			"a 24-bit PSN"),
+	APP_KEY_NUM_HAS(struct app_qp, "sq_psn", sq_psn, has_sq_psn, 0, ROCE_PSN_MASK,
+			"a 24-bit PSN"),
 	APP_KEY_NUM(struct app_qp, "max_dest_rd_atomic", max_dest_rd_atomic, 0, 255,
 		    "a number from 0 to 255"),
 	APP_KEY_NUM(struct app_qp, "min_rnr_timer", min_rnr_timer, 0, 31,
@@ -503,6 +506,17 @@ check_data_wr(struct app_config *cfg, struct app_wr *wr)
 	return 0;
 }
 
+/* A 24-bit PSN from the kernel's CSPRNG. */
+static uint32_t
+random_psn(void)
+{
+	uint32_t v = 0;
+
+	while (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+		;
+	return v & ROCE_PSN_MASK;
+}
+
 /* References between sections, once all are read. */
 int
 app_config_verbs_check(struct app_config *cfg)
@@ -522,8 +536,15 @@ app_config_verbs_check(struct app_config *cfg)
 		}
 	}
 	for (unsigned int i = 0; i < cfg->nb_qps; i++) {
-		const struct app_qp *qp = &cfg->qp[i];
+		struct app_qp *qp = &cfg->qp[i];
 
+		/* a starting PSN the section does not give is drawn at
+		 * random, unless the keys are pinned (a replay's PSNs are
+		 * its capture's) */
+		if (!cfg->sequential_keys && !qp->has_rq_psn)
+			qp->rq_psn = random_psn();
+		if (!cfg->sequential_keys && !qp->has_sq_psn)
+			qp->sq_psn = random_psn();
 		if (!cfg->pd_present[qp->pd]) {
 			app_conf_err(cfg->file, qp->section, "pd", "no [pd %u]", qp->pd);
 			return -1;

@@ -179,6 +179,11 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 				strerror(ret));
 			return -1;
 		}
+		/* the peer needs them: say what was drawn */
+		if (!cfg->sequential_keys && (!c->has_sq_psn || !c->has_rq_psn))
+			printf("mwpath: [%s] starting PSNs: sq_psn 0x%06x, rq_psn 0x%06x (drawn at "
+			       "random where the section gives none)\n", c->section,
+			       c->sq_psn, c->rq_psn);
 		if (c->recv_count != 0) {
 			uint64_t len = (uint64_t)c->recv_count * c->recv_size;
 

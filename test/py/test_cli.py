@@ -394,12 +394,17 @@ class Cli(unittest.TestCase):
             text = f.read()
         self.assertIn("[security]\nkeys = sequential\n", text)
         ini = self.write("random.ini", text.replace("[security]\nkeys = sequential\n", ""))
-        keys = []
+        keys, psns = [], []
         for n in range(2):
             dump = os.path.join(self.d, "dump-random-%d" % n)
             r = run(EAL + ["--vdev", "net_pcap0,rx_pcap=%s" % pcap, "--", "-c", ini,
                            "--idle-exit", "100", "--dump-dir", dump], cwd=self.d)
             self.assertEqual(r.returncode, 0, r.stderr)
+            # the section gives rq_psn (kept) but no sq_psn (drawn)
+            m = re.search(r"mwpath: \[qp 0x11\] starting PSNs: sq_psn (0x[0-9a-f]{6}), "
+                          r"rq_psn 0x000000 \(drawn at random", r.stdout)
+            self.assertIsNotNone(m, r.stdout)
+            psns.append(int(m.group(1), 16))
             with open(os.path.join(dump, "objects.json")) as f:
                 objs = json.load(f)
             mr, mw = objs["mrs"][0]["rkey"], objs["mws"][0]["rkey"]
@@ -410,6 +415,21 @@ class Cli(unittest.TestCase):
             self.assertGreaterEqual(mw >> 8, 0x800000)
             keys.append((mr, mw))
         self.assertNotEqual(keys[0], keys[1])
+        self.assertNotEqual(psns[0], psns[1])   # odds by chance: 2^-24
+
+    def test_pinned_keys_keep_the_starting_psns_at_zero(self):
+        """keys = sequential (replays): a PSN the section does not give is
+        0, and nothing is said about it."""
+        pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
+        ini = os.path.join(SRC, "conf", "default.ini")
+        dump = os.path.join(self.d, "dump-pinned")
+        r = run(EAL + ["--vdev", "net_pcap0,rx_pcap=%s" % pcap, "--", "-c", ini,
+                       "--idle-exit", "100", "--dump-dir", dump], cwd=self.d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("starting PSNs", r.stdout)
+        with open(os.path.join(dump, "objects.json")) as f:
+            qp = json.load(f)["qps"][0]
+        self.assertEqual(qp["sq_psn"], 0)
 
     def test_no_port_is_a_clear_error(self):
         r = run(EAL + ["--"])
