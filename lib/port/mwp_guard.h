@@ -3,12 +3,13 @@
  * @file
  * The guessing defence of one queue (docs/security.md): per source IP
  * address, the requests refused for key, bounds or access reasons (RC
- * NAKs and UC silent drops alike); with a threshold, a source that
- * reaches it is blocked -- its RoCE frames dropped as
- * MWP_DROP_GUESSING -- for a configured time.
+ * NAKs and UC silent drops alike) and the frames sent to QPs that do not
+ * exist; with a threshold, a source that reaches it is blocked -- its
+ * RoCE frames dropped as MWP_DROP_GUESSING -- for a configured time.
  *
  * A queue's engine alone writes its guard (refusals happen on the queue
- * that owns the QP), so there is no lock; readers (telemetry) see
+ * that owns the QP; a frame for no QP counts on the queue that received
+ * it), so there is no lock; readers (telemetry) see
  * counters that may be a moment old.  A guard has MWP_GUARD_SOURCES
  * entries: a new source takes the least suspect unblocked entry of its
  * probe run when the run is full (counted as evicted).
@@ -46,7 +47,8 @@ struct mwp_guard {
 void mwp_guard_init(struct mwp_guard *g, uint32_t threshold, uint32_t block_ms,
 		    uint64_t tsc_hz);
 
-/** A request from ip was refused for key, bounds or access at now. */
+/** A request from ip was refused for key, bounds or access, or named a
+ *  QP that does not exist, at now. */
 void mwp_guard_refused(struct mwp_guard *g, const uint8_t ip[16], uint64_t now);
 
 /**

@@ -493,6 +493,22 @@ ctrl_frame(struct mwp_resp_ctx *c, const struct rte_mbuf *m)
 	return true;
 }
 
+/* A frame for a QP that does not exist: a QPN guess, counted against its
+ * source as a refusal is (a scan of QPNs reaches the threshold as a scan
+ * of keys does); from a blocked source it is one of its drops. */
+static enum mwp_drop
+unknown_qp(struct mwp_resp_ctx *c, const struct rte_mbuf *m, const struct mwp_pkt *p)
+{
+	struct mwp_guard *g = &c->q->guard;
+	uint8_t ip[16];
+
+	mwp_pkt_src_ip(m, p, ip);
+	if (g->nb_blocked != 0 && mwp_guard_blocked(g, ip, c->q->eng->now))
+		return MWP_DROP_GUESSING;
+	mwp_guard_refused(g, ip, c->q->eng->now);
+	return MWP_DROP_UNKNOWN_QP;
+}
+
 void
 mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 	     const struct mwp_pkt *p, const enum mwp_drop *why,
@@ -514,6 +530,8 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			if ((e == MWP_DROP_NOT_IP || e == MWP_DROP_NOT_UDP) &&
 			    ctrl_frame(c, pkts[i]))
 				continue;
+			if (e == MWP_DROP_UNKNOWN_QP)
+				e = unknown_qp(c, pkts[i], &p[i]);
 			st->drop[e]++;
 			continue;
 		}

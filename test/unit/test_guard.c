@@ -2,7 +2,7 @@
 /*
  * The guessing defence (issue 20, docs/security.md): requests refused for
  * key, bounds or access count against their source -- RC NAKs and UC
- * silent drops alike; with a threshold, a source that reaches it has its
+ * silent drops alike -- and so do frames to QPs that do not exist; with a threshold, a source that reaches it has its
  * frames dropped as MWP_DROP_GUESSING for the block time, even those
  * with a good key, while other sources go on; after the block it is
  * served again.  On the test wire (wire_fixture.h): threshold 3, 5 ms.
@@ -108,6 +108,42 @@ Test(guard, uc_refusals_block_their_source_for_the_block_time_only)
 	cr_expect_eq(buf[48], 0x77);
 	cr_expect_eq(s->refused, 5);
 	cr_expect_eq(s->blocks, 1);
+}
+
+Test(guard, frames_to_qps_that_do_not_exist_count_against_their_source)
+{
+	const uint64_t va = (uintptr_t)buf;
+	const struct mwp_guard_source *s;
+
+	wire_pump();
+	memset(buf, 0, 64);
+	/* a scan of QPNs: three numbers no QP has (the fixture's QPs are
+	 * 0x11 and 0x12), then the right one with a good key */
+	for (uint32_t n = 0; n < 3; n++) {
+		struct ibv_qp fake = { .qp_num = 0x4000 + n, .qp_type = IBV_QPT_RC };
+
+		send1(write_from(&fake, "192.0.2.8", 0, va, mr->rkey, 0x11));
+	}
+	cr_expect_eq(wire.st.drop[MWP_DROP_UNKNOWN_QP], 3);
+	s = source("192.0.2.8");
+	cr_assert_not_null(s);
+	cr_expect_eq(s->refused, 3);
+	cr_expect_eq(s->blocks, 1);
+	send1(write_from(qp, "192.0.2.8", 0, va, mr->rkey, 0x22));
+	cr_expect_eq(buf[0], 0, "a source that scanned QPNs wrote while blocked");
+	cr_expect_eq(wire.st.drop[MWP_DROP_GUESSING], 1);
+	/* its next unknown QPN while blocked is one of its drops */
+	{
+		struct ibv_qp fake = { .qp_num = 0x4100, .qp_type = IBV_QPT_RC };
+
+		send1(write_from(&fake, "192.0.2.8", 0, va, mr->rkey, 0x33));
+	}
+	cr_expect_eq(wire.st.drop[MWP_DROP_GUESSING], 2);
+	cr_expect_eq(wire.st.drop[MWP_DROP_UNKNOWN_QP], 3);
+	cr_expect_eq(s->dropped, 2);
+	/* the peer is served */
+	send1(write_from(qp, "192.0.2.2", 0, va + 8, mr->rkey, 0x44));
+	cr_expect_eq(buf[8], 0x44);
 }
 
 Test(guard, an_rc_refusal_is_its_nak_and_counts_against_its_source)
