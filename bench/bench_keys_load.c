@@ -7,8 +7,9 @@
  * bench_lcores does, reporting a quiescent state after every burst.  The
  * main lcore is the control plane: a QP of its own (not on the port; its
  * send ring runs in mwp_poll) binds NW Type 2 windows and invalidates
- * them again, batch after batch, each batch's last WR signaled, as fast as
- * it can.  An invalidation completes only after every polling lcore has
+ * them again, batch after batch, each batch's last WR signaled, paced at
+ * --rate (default 10^6 binds + invalidations per second; 0: as fast as it
+ * can).  An invalidation completes only after every polling lcore has
  * passed a quiescent state (the revocation guarantee), so the churn is
  * paced by the datapath's bursts.
  *
@@ -19,7 +20,7 @@
  *      datapath lcore polling; percentiles over the samples.
  *
  * Figures are medians of RUNS runs (of each run's ratio, for the ratio).
- * Usage: bench_keys_load [--quick] [--windows N] [--seconds S]
+ * Usage: bench_keys_load [--quick] [--windows N] [--seconds S] [--rate M]
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -50,7 +51,8 @@ static struct {
 	bool quick;
 	unsigned int nw;		/* windows per batch */
 	double seconds;			/* per phase */
-} opt = { .nw = 64, .seconds = 0.5 };
+	double rate;			/* binds + invalidations per second; 0: all */
+} opt = { .nw = 64, .seconds = 0.5, .rate = 1e6 };
 
 /* The datapath lcore. */
 static struct {
@@ -310,10 +312,15 @@ phase(bool churn, double *ops_per_s)
 	f0 = frames_now();
 	t0 = rte_rdtsc();
 	while ((t1 = rte_rdtsc()) - t0 < len) {
-		if (churn)
-			ops += churn_batch();
-		else
+		if (!churn) {
 			rte_delay_us_block(100);
+			continue;
+		}
+		/* paced: no batch before its time at opt.rate */
+		if (opt.rate > 0 &&
+		    (double)ops > opt.rate * ((double)(t1 - t0) / (double)hz))
+			continue;
+		ops += churn_batch();
 	}
 	f1 = frames_now();
 	t1 = rte_rdtsc();
@@ -359,12 +366,13 @@ static void
 usage(const char *prog, FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--quick] [--windows N] [--seconds S]\n"
+		"usage: %s [--quick] [--windows N] [--seconds S] [--rate M]\n"
 		"Keys changing under load: a polling lcore answers 64-byte RC WRITEs while\n"
-		"the main lcore binds and invalidates N Type 2 windows (default 64) per batch;\n"
+		"the main lcore binds and invalidates N Type 2 windows (default 64) per batch,\n"
+		"M million binds + invalidations per second (default 1; 0: as fast as it can);\n"
 		"the datapath's rate alone and under the churn (S seconds each, default 0.5),\n"
-		"the churn's binds + invalidations per second, and the invalidate-to-CQE\n"
-		"latency with the lcore polling.  Needs two lcores (EAL -l 0-1).\n",
+		"the churn's rate reached, and the invalidate-to-CQE latency with the lcore\n"
+		"polling.  Needs two lcores (EAL -l 0-1).\n",
 		prog);
 }
 
@@ -375,6 +383,7 @@ main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "windows", required_argument, NULL, 'w' },
 		{ "seconds", required_argument, NULL, 's' },
+		{ "rate", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -396,6 +405,9 @@ main(int argc, char **argv)
 		case 's':
 			opt.seconds = strtod(optarg, NULL);
 			break;
+		case 'r':
+			opt.rate = strtod(optarg, NULL) * 1e6;
+			break;
 		case 'h':
 			usage(argv[0], stdout);
 			return 0;
@@ -404,8 +416,9 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (opt.nw < 1 || opt.nw > MAX_NW || !(opt.seconds > 0)) {
-		fprintf(stderr, "bench_keys_load: --windows 1..%d, --seconds > 0\n", MAX_NW);
+	if (opt.nw < 1 || opt.nw > MAX_NW || !(opt.seconds > 0) || !(opt.rate >= 0)) {
+		fprintf(stderr, "bench_keys_load: --windows 1..%d, --seconds > 0, --rate >= 0\n",
+			MAX_NW);
 		return 2;
 	}
 	if (opt.quick)
@@ -427,8 +440,9 @@ main(int argc, char **argv)
 	while (!__atomic_load_n(&D.running, __ATOMIC_ACQUIRE))
 		rte_pause();
 	printf("# bench_keys_load: 64 B RC WRITEs on one polling lcore (%d live keys), "
-	       "%u Type 2 windows bound and invalidated per batch on the main lcore; "
-	       "medians of %d runs of %.2f s per phase\n", NKEYS, opt.nw, RUNS, opt.seconds);
+	       "%u Type 2 windows bound and invalidated per batch on the main lcore, "
+	       "paced at %s; medians of %d runs of %.2f s per phase\n", NKEYS, opt.nw,
+	       opt.rate > 0 ? "the --rate" : "no rate (as fast as it can)", RUNS, opt.seconds);
 	for (int r = 0; r < RUNS; r++) {
 		alone[r] = phase(false, NULL);
 		loaded[r] = phase(true, &ops[r]);
