@@ -24,6 +24,7 @@
  *  - mbufs: every one is back in the pool.
  * A breach aborts with the address, the byte and the frame.
  *
+ * MWP_FUZZ_RESP_TRACE=1 prints every input's frames and keys.
  * MWP_FUZZ_RESP_BREAK=1 makes the harness itself write one byte outside
  * every window after the first input: the oracle must abort (run-all.sh
  * checks that it does, so the oracle cannot pass vacuously).
@@ -45,6 +46,7 @@
 #define MAXF	150u		/* frames per input: tags 1..150 */
 #define MAXB	16u		/* frames per burst */
 #define MAXCYCLES 24u		/* window invalidations or binds per input */
+#define FIRSTS_MAX 64u		/* WRITE FIRST keys remembered per QP */
 
 enum { O_RW, O_RO, O_BIND, O_RECV, O_OTHER, O_W1, O_W2, O_W3, O_W4, O_TAIL, O_GUARD, NOBJ };
 
@@ -88,11 +90,15 @@ static struct {
 	struct mwp_stats st;
 	uint64_t now, hz;
 	unsigned int pool_free;
-	/* per QP: receive slots posted; the key of its last WRITE FIRST
-	 * (it carries on into later inputs, as the QP's state does) */
+	/* per QP: receive slots posted; the keys of every WRITE FIRST
+	 * since it was last reset (they carry on into later inputs, as the
+	 * QP's state does): a later packet goes on with one of them -- which
+	 * one the model cannot tell, since a FIRST may never reach the QP
+	 * (a blocked source, a changed header) while an earlier message goes
+	 * on; past FIRSTS_MAX keys, with any key the QP may use */
 	bool posted[2][NSLOT];
-	uint32_t first_key[2];
-	bool has_first[2];
+	uint32_t first_keys[2][FIRSTS_MAX];
+	unsigned int nb_first[2];
 	uint32_t next_psn[2];
 } h;
 
@@ -106,8 +112,9 @@ struct frame {
 	uint32_t rkey;		/* RETH or AtomicETH */
 	uint64_t va;
 	uint32_t dmalen, plen;
-	uint32_t wkey;		/* WRITE MIDDLE/LAST: its message's key */
-	bool has_wkey;
+	unsigned int nb_first;	/* WRITE MIDDLE/LAST: FIRST keys before it */
+	uint32_t psn;		/* for the report of a breach */
+	uint8_t src;		/* the source address's last byte */
 };
 
 /* A key's life in this input: usable by frames birth <= k < death. */
@@ -163,23 +170,31 @@ getn(unsigned int n)
 	return v;
 }
 
+/* The input's frames up to frame (all: -1), those of frame's QP. */
 static void
-breach(const char *what, uintptr_t addr, unsigned int v, int frame)
+print_frames(int frame)
 {
-	fprintf(stderr, "fuzz_resp: ORACLE BREACH: %s at arena+%lu (byte 0x%02x, frame %d)\n",
-		what, (unsigned long)(addr - (uintptr_t)arena), v, frame);
-	if (frame >= 0 && frame < (int)in.nf) {
-		const struct frame *f = &in.f[frame];
+	for (int j = 0; j < (int)in.nf && (frame < 0 || j <= frame); j++) {
+		const struct frame *f = &in.f[j];
 
-		fprintf(stderr, "  frame %d: opcode 0x%02x qp %d rkey 0x%08x va 0x%lx dmalen %u "
-			"payload %u message key %s0x%08x\n", frame, f->opcode, f->qpi, f->rkey,
-			(unsigned long)f->va, f->dmalen, f->plen, f->has_wkey ? "" : "(none) ",
-			f->wkey);
+		if (!f->ok || (frame >= 0 && f->qpi != in.f[frame].qpi))
+			continue;
+		fprintf(stderr, "  frame %d: opcode 0x%02x qp %d psn 0x%06x from .%u rkey 0x%08x "
+			"va 0x%lx dmalen %u payload %u\n", j, f->opcode, f->qpi, f->psn, f->src,
+			f->rkey, (unsigned long)f->va, f->dmalen, f->plen);
 	}
 	for (unsigned int i = 0; i < in.nlife; i++)
 		fprintf(stderr, "  key 0x%08x object %d length %u live for frames [%d, %d)\n",
 			in.life[i].key, in.life[i].obj, in.life[i].len, in.life[i].birth,
 			in.life[i].death);
+}
+
+static void
+breach(const char *what, uintptr_t addr, unsigned int v, int frame)
+{
+	fprintf(stderr, "fuzz_resp: ORACLE BREACH: %s at arena+%lu (byte 0x%02x, frame %d)\n",
+		what, (unsigned long)(addr - (uintptr_t)arena), v, frame);
+	print_frames(frame);
 	abort();
 }
 
@@ -267,7 +282,7 @@ to_rts(int qi)
 	reach.qp_resets++;
 	qp_to_rts(qps[qi]);
 	memset(h.posted[qi], 0, sizeof(h.posted[qi]));
-	h.has_first[qi] = false;
+	h.nb_first[qi] = 0;
 	h.next_psn[qi] = 0;
 }
 
@@ -577,6 +592,9 @@ make_frame(unsigned int k)
 		return m;
 	f->ok = true;
 	f->opcode = p.opcode;
+	f->psn = p.psn;
+	f->src = rte_pktmbuf_mtod(m, const uint8_t *)[p.l3_off +
+		((p.flags & MWP_PKT_IPV6) ? 23 : 15)];
 	f->mask = p.mask;
 	f->plen = p.payload_len;
 	for (int i = 0; i < 2; i++)
@@ -596,12 +614,19 @@ make_frame(unsigned int k)
 		f->dmalen = 8;
 	}
 	if (f->qpi >= 0 && (p.mask & ROCE_M_WRITE)) {
+		unsigned int *nb = &h.nb_first[f->qpi], i;
+
 		if (p.mask & ROCE_M_START) {
-			h.first_key[f->qpi] = f->rkey;
-			h.has_first[f->qpi] = true;
+			for (i = 0; i < *nb && i < FIRSTS_MAX; i++)
+				if (h.first_keys[f->qpi][i] == f->rkey)
+					break;
+			if (i == *nb) {
+				if (*nb < FIRSTS_MAX)
+					h.first_keys[f->qpi][*nb] = f->rkey;
+				(*nb)++;
+			}
 		} else {
-			f->wkey = h.first_key[f->qpi];
-			f->has_wkey = h.has_first[f->qpi];
+			f->nb_first = *nb;
 		}
 	}
 	return m;
@@ -659,11 +684,21 @@ could_write(int j, uintptr_t a)
 	else
 		return false;
 	if ((f->mask & ROCE_M_WRITE) && !(f->mask & ROCE_M_START)) {
-		l = f->has_wkey ? usable(f->wkey, j, f->qpi, need) : NULL;
-		if (l == NULL)
-			return false;
-		lo = (uintptr_t)arena + objs[l->obj].off;
-		return a >= lo && a < lo + l->len;
+		/* inside what one of the message keys it may go on with
+		 * allows, live at this packet */
+		for (unsigned int i = 0; i < in.nlife; i++) {
+			const struct life *e = &in.life[i];
+			bool named = f->nb_first > FIRSTS_MAX;
+
+			for (unsigned int k = 0; k < f->nb_first && !named; k++)
+				named = h.first_keys[f->qpi][k] == e->key;
+			if (!named || usable(e->key, j, f->qpi, need) != e)
+				continue;
+			lo = (uintptr_t)arena + objs[e->obj].off;
+			if (a >= lo && a < lo + e->len)
+				return true;
+		}
+		return false;
 	}
 	l = usable(f->rkey, j, f->qpi, need);
 	if (l == NULL)
@@ -860,6 +895,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	wait_idle((int)in.nf);
 	if (getenv("MWP_FUZZ_RESP_BREAK") != NULL && runs > 0)
 		arena[objs[O_TAIL].off + 7] ^= 0x5a;
+	if (getenv("MWP_FUZZ_RESP_TRACE") != NULL)
+		print_frames(-1);
 	check_memory();
 	if (rte_mempool_avail_count(test_mp) != h.pool_free) {
 		fprintf(stderr, "fuzz_resp: ORACLE BREACH: %u mbufs not back in the pool\n",
