@@ -406,17 +406,20 @@ check_read_resp(struct rte_mbuf *m, int end, bool in_burst)
 {
 	struct mwp_pkt p;
 	const uint8_t *d;
+	bool known[NOBJ];
 
 	if (mwp_parse(m, &p) != MWP_DROP_NONE || !(p.mask & ROCE_M_RESP) ||
 	    !(p.mask & ROCE_M_READ))
 		return;
 	d = rte_pktmbuf_mtod(m, const uint8_t *) + p.payload_off;
+	memset(known, 0, sizeof(known));
 	for (unsigned int i = 0; i < p.payload_len; i++) {
 		const int o = fill_obj[d[i]];
 		bool ok = false;
 
-		if (o < 0)
+		if (o < 0 || known[o])
 			continue;
+		known[o] = true;	/* one verdict per object and response */
 		for (int j = 0; j < end && !ok; j++) {
 			const struct frame *f = &in.f[j];
 			const struct life *l;
@@ -503,6 +506,8 @@ static struct rte_mbuf *
 make_frame(unsigned int k)
 {
 	static uint8_t pay[1600];
+	static struct mwp_flow flow;	/* the peer's, made once */
+	static bool flow_made;
 	const uint8_t tag = (uint8_t)(k + 1);
 	const uint8_t ob = get8();
 	const uint8_t sel = get8();
@@ -557,7 +562,12 @@ make_frame(unsigned int k)
 			plen = 1;	/* a SEND's last byte names its frame */
 	}
 	memset(pay, tag, sizeof(pay));
-	wire_peer_flow(&wf, &fl);
+	if (!flow_made) {
+		wire_peer_flow(&wf, &flow);
+		flow_made = true;
+	}
+	fl = flow;
+	fl.ipv6 = wf.ipv6;
 	/* three sources: the guessing defence sees them apart */
 	fl.sip4 = htonl(0xc0000202u + ((sel >> 3) & 3) % 3);
 	fl.sip6[15] = (uint8_t)(2 + ((sel >> 3) & 3) % 3);
