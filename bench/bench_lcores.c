@@ -69,31 +69,9 @@ static struct {
 static void
 make_templates(struct worker *w)
 {
-	struct mwp_flow f = { .sport = 49152 };
-	static uint8_t payload[64];
-
-	rte_ether_unformat_addr("02:00:00:00:00:02", &f.smac);
-	rte_ether_unformat_addr("02:00:00:00:00:01", &f.dmac);
-	inet_pton(AF_INET, "192.0.2.2", &f.sip4);
-	inet_pton(AF_INET, "192.0.2.1", &f.dip4);
 	for (int t = 0; t < NTMPL; t++)
-		for (int i = 0; i < BURST; i++) {
-			struct mwp_hdrs h = {
-				.opcode = ROCE_OP_RC_RDMA_WRITE_ONLY,
-				.dqpn = w->qp->qp_num, .psn = (uint32_t)i,
-				.ackreq = i == BURST - 1,
-			};
-
-			h.reth.va = 0x100000000ull + (uint64_t)(rand() % (BUF_LEN / 64)) * 64;
-			h.reth.rkey = B.keys[(uint32_t)rand() % NKEYS];
-			h.reth.dmalen = 64;
-			w->tmpl[t][i] = rte_pktmbuf_alloc(w->mp);
-			if (w->tmpl[t][i] == NULL ||
-			    mwp_build(w->tmpl[t][i], &f, &h, payload, 64, NULL) != 0) {
-				fprintf(stderr, "bench_lcores: building requests failed\n");
-				exit(1);
-			}
-		}
+		bench_write_templates(w->mp, w->qp->qp_num, B.keys, NKEYS, BUF_LEN, w->tmpl[t],
+				      BURST, "bench_lcores");
 }
 
 /* n queues, one per lcore, and a QP per queue that the queue's engine
@@ -194,18 +172,7 @@ poll_worker(void *arg)
 		struct rte_mbuf *const *tmpl = w->tmpl[b % NTMPL];
 		uint16_t n;
 
-		if (rte_pktmbuf_alloc_bulk(w->mp, pk, BURST) != 0) {
-			fprintf(stderr, "bench_lcores: mempool empty\n");
-			exit(1);
-		}
-		for (int i = 0; i < BURST; i++) {
-			uint16_t len = rte_pktmbuf_data_len(tmpl[i]);
-
-			rte_memcpy(rte_pktmbuf_mtod(pk[i], void *),
-				   rte_pktmbuf_mtod(tmpl[i], const void *), len);
-			pk[i]->data_len = len;
-			pk[i]->pkt_len = len;
-		}
+		bench_refill(w->mp, tmpl, pk, BURST, "bench_lcores");
 		qp->resp.epsn = 0;
 		n = mwp_resp_burst(w->q, pk, BURST, tx, 64);
 		rte_pktmbuf_free_bulk(tx, n);

@@ -233,18 +233,7 @@ make_burst(struct setup *s, enum workload w, unsigned int t, struct rte_mbuf **p
 static void
 refill(struct setup *s, struct rte_mbuf *const *tmpl, struct rte_mbuf **pk)
 {
-	if (rte_pktmbuf_alloc_bulk(s->mp, pk, BURST) != 0) {
-		fprintf(stderr, "bench_resp: mempool empty\n");
-		exit(1);
-	}
-	for (int i = 0; i < BURST; i++) {
-		uint16_t len = rte_pktmbuf_data_len(tmpl[i]);
-
-		rte_memcpy(rte_pktmbuf_mtod(pk[i], void *),
-			   rte_pktmbuf_mtod(tmpl[i], const void *), len);
-		pk[i]->data_len = len;
-		pk[i]->pkt_len = len;
-	}
+	bench_refill(s->mp, tmpl, pk, BURST, "bench_resp");
 }
 
 static int

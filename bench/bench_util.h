@@ -63,4 +63,63 @@ bench_rts_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
 }
 #endif
 
+#ifdef MWPATH_H
+#include <stdio.h>
+#include <rte_ip.h>
+#include <rte_memcpy.h>
+
+/* n 64-byte RC WRITE ONLY requests to dqpn from the peer 192.0.2.2
+ * (valid ICRCs), each naming a random key of keys[nkeys] and a random
+ * 64-byte slot of [0x100000000, +buf_len); PSNs 0..n-1, AckReq on the
+ * last.  Exits with who's name if the pool is empty. */
+static inline void
+bench_write_templates(struct rte_mempool *mp, uint32_t dqpn, const uint32_t *keys,
+		      uint32_t nkeys, uint64_t buf_len, struct rte_mbuf **out, int n,
+		      const char *who)
+{
+	struct mwp_flow f = { .sport = 49152 };
+	static uint8_t payload[64];
+
+	rte_ether_unformat_addr("02:00:00:00:00:02", &f.smac);
+	rte_ether_unformat_addr("02:00:00:00:00:01", &f.dmac);
+	f.sip4 = RTE_BE32(RTE_IPV4(192, 0, 2, 2));
+	f.dip4 = RTE_BE32(RTE_IPV4(192, 0, 2, 1));
+	for (int i = 0; i < n; i++) {
+		struct mwp_hdrs h = {
+			.opcode = ROCE_OP_RC_RDMA_WRITE_ONLY,
+			.dqpn = dqpn, .psn = (uint32_t)i, .ackreq = i == n - 1,
+		};
+
+		h.reth.va = 0x100000000ull + (uint64_t)(rand() % (buf_len / 64)) * 64;
+		h.reth.rkey = keys[(uint32_t)rand() % nkeys];
+		h.reth.dmalen = 64;
+		out[i] = rte_pktmbuf_alloc(mp);
+		if (out[i] == NULL || mwp_build(out[i], &f, &h, payload, 64, NULL) != 0) {
+			fprintf(stderr, "%s: building requests failed\n", who);
+			exit(1);
+		}
+	}
+}
+
+/* A fresh copy of each of n template frames, as a NIC's rx would hand
+ * over.  Exits with who's name if the pool is empty. */
+static inline void
+bench_refill(struct rte_mempool *mp, struct rte_mbuf *const *tmpl, struct rte_mbuf **pk,
+	     int n, const char *who)
+{
+	if (rte_pktmbuf_alloc_bulk(mp, pk, (unsigned int)n) != 0) {
+		fprintf(stderr, "%s: mempool empty\n", who);
+		exit(1);
+	}
+	for (int i = 0; i < n; i++) {
+		uint16_t len = rte_pktmbuf_data_len(tmpl[i]);
+
+		rte_memcpy(rte_pktmbuf_mtod(pk[i], void *),
+			   rte_pktmbuf_mtod(tmpl[i], const void *), len);
+		pk[i]->data_len = len;
+		pk[i]->pkt_len = len;
+	}
+}
+#endif
+
 #endif
