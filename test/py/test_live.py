@@ -400,6 +400,9 @@ cq = 0
 type = rc
 remote_qpn = 0x21
 remote_ipv4 = 10.0.0.2
+; a pair configured by hand: each side's rq_psn is the other's sq_psn
+rq_psn = 0
+sq_psn = 0
 timeout = 12
 %(retry)s
 %(extra)s
