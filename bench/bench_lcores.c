@@ -18,6 +18,7 @@
  * default "0-1")
  */
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,17 +245,26 @@ main(int argc, char **argv)
 	unsigned int want = 2, lcores[MAX_LC], nl = 0, id;
 	double one, many;
 
-	for (int a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--quick") == 0) {
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "lcores", required_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'q') {
 			quick = true;
-		} else if (strcmp(argv[a], "--lcores") == 0 && a + 1 < argc) {
-			want = (unsigned int)atoi(argv[++a]);
+		} else if (c == 'l') {
+			want = (unsigned int)atoi(optarg);
 		} else {
-			printf("usage: %s [--quick] [--lcores N]\n"
-			       "The responder's aggregate rate on 1 and N polling lcores (64-byte "
-			       "RC WRITEs,\nno ethdev, one QP per lcore); the EAL's lcores from "
-			       "MWP_BENCH_EAL_L (default 0-1).\n", argv[0]);
-			return strcmp(argv[a], "--help") == 0 ? 0 : 2;
+			fprintf(c == 'h' ? stdout : stderr,
+				"usage: %s [--quick] [--lcores N]\n"
+				"The responder's aggregate rate on 1 and N polling lcores (64-byte RC "
+				"WRITEs,\nno ethdev, one QP per lcore); the EAL's lcores from "
+				"MWP_BENCH_EAL_L (default 0-1).\n", argv[0]);
+			return c == 'h' ? 0 : 2;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

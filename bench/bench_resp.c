@@ -42,6 +42,7 @@
  * otherwise.)
  */
 #include <arpa/inet.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -435,13 +436,32 @@ main(int argc, char **argv)
 			"--log-level=lib.telemetry:error", NULL };
 	const uint32_t sizes[] = { 1024, 1u << 20 };
 
-	for (int a = 1; a < argc; a++) {
-		if (strcmp(argv[a], "--quick") == 0)
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "workload", required_argument, NULL, 'w' },
+		{ "keys", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 'q') {
 			quick = true;
-		else if (strcmp(argv[a], "--workload") == 0 && a + 1 < argc)
-			only = atoi(argv[++a]);
-		else if (strcmp(argv[a], "--keys") == 0 && a + 1 < argc)
-			only_keys = atol(argv[++a]);
+		} else if (c == 'w') {
+			only = atoi(optarg);
+		} else if (c == 'k') {
+			only_keys = atol(optarg);
+		} else {
+			fprintf(c == 'h' ? stdout : stderr,
+				"usage: %s [--quick] [--workload N] [--keys K]\n"
+				"The responder on one lcore without an ethdev: Mpps and ns per packet of\n"
+				"each workload (64 B WRITE, 8 B READ, WRITE with denied keys...) at 1K and\n"
+				"1M live keys.  --workload N: only workload N (0 is the first printed);\n"
+				"--keys K: only the table of K keys (1024 or 1048576); --quick: short runs\n"
+				"(a smoke test, not a figure).\n", argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {

@@ -14,6 +14,7 @@ executes each one.
 
 Usage: /usr/bin/python3 bench/pcap_rate.py BUILD_DIR [RUNS] [SECONDS]
 """
+import argparse
 import os
 import re
 import signal
@@ -121,9 +122,15 @@ def run_testpmd(pcaps, seconds):
 
 
 def main():
-    build = sys.argv[1]
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 3
+    ap = argparse.ArgumentParser(
+        description="mwpath beside dpdk-testpmd on the same net_pcap replay, one and "
+                    "two lcores: medians of RUNS runs of SECONDS each, and the ratio.")
+    ap.add_argument("build", help="the meson build directory (mwpath in BUILD/app)")
+    ap.add_argument("runs", nargs="?", type=int, default=3, help="runs per figure (3)")
+    ap.add_argument("seconds", nargs="?", type=float, default=3,
+                    help="seconds per run (3)")
+    a = ap.parse_args()
+    build, runs, seconds = a.build, a.runs, a.seconds
     res = {}
     with tempfile.TemporaryDirectory() as d:
         pcaps = [os.path.join(d, "write64-q0.pcap"), os.path.join(d, "write64-q1.pcap")]

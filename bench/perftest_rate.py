@@ -15,6 +15,7 @@ answers: the ratio says how much of the responder's rate reaches an
 unmodified program through ibv_post_send, the wire (memif), and
 ibv_poll_cq.
 """
+import argparse
 import os
 import re
 import socket
@@ -97,8 +98,15 @@ def bench_resp(build):
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    ap = argparse.ArgumentParser(
+        description="Debian's unmodified perftest between two mwpath processes (the "
+                    "libibverbs device over net_memif), beside bench_resp in the same run; "
+                    "medians of RUNS runs, and the ratios.")
+    ap.add_argument("build", nargs="?", default="build",
+                    help="the meson build directory (build)")
+    ap.add_argument("runs", nargs="?", type=int, default=3, help="runs per figure (3)")
+    a = ap.parse_args()
+    build, runs = a.build, a.runs
     run = os.path.join(build, "provider", "mwpath-run")
     with tempfile.TemporaryDirectory() as tmp:
         figures = {t[0]: [] for t in TESTS}
