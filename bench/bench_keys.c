@@ -209,26 +209,13 @@ main(int argc, char **argv)
 			"-l", "0-1", "--log-level=lib.eal:error",
 			"--log-level=lib.telemetry:error", NULL };
 
-	static const struct option lo[] = {
-		{ "quick", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c == 'q') {
-			quick = true;
-		} else {
-			fprintf(c == 'h' ? stdout : stderr,
+	if (bench_quick_option(argc, argv,
 				"usage: %s [--quick]\n"
 				"The R_Key table: lookups of random live keys (bursts of 32 and one by\n"
 				"one) at 1K, 64K and 1M keys; binds plus invalidations per second through\n"
 				"the verbs, without and with a reader lcore.  Needs two lcores.  --quick:\n"
-				"short runs (a smoke test, not a figure).\n", argv[0]);
-			return c == 'h' ? 0 : 2;
-		}
-	}
+				"short runs (a smoke test, not a figure).\n"))
+		quick = true;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "bench_keys: EAL init failed\n");

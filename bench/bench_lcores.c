@@ -259,12 +259,11 @@ main(int argc, char **argv)
 		} else if (c == 'l') {
 			want = (unsigned int)atoi(optarg);
 		} else {
-			fprintf(c == 'h' ? stdout : stderr,
+			bench_usage_exit(
 				"usage: %s [--quick] [--lcores N]\n"
 				"The responder's aggregate rate on 1 and N polling lcores (64-byte RC "
 				"WRITEs,\nno ethdev, one QP per lcore); the EAL's lcores from "
-				"MWP_BENCH_EAL_L (default 0-1).\n", argv[0]);
-			return c == 'h' ? 0 : 2;
+				"MWP_BENCH_EAL_L (default 0-1).\n", argv[0], c);
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

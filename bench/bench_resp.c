@@ -453,14 +453,13 @@ main(int argc, char **argv)
 		} else if (c == 'k') {
 			only_keys = atol(optarg);
 		} else {
-			fprintf(c == 'h' ? stdout : stderr,
+			bench_usage_exit(
 				"usage: %s [--quick] [--workload N] [--keys K]\n"
 				"The responder on one lcore without an ethdev: Mpps and ns per packet of\n"
 				"each workload (64 B WRITE, 8 B READ, WRITE with denied keys...) at 1K and\n"
 				"1M live keys.  --workload N: only workload N (0 is the first printed);\n"
 				"--keys K: only the table of K keys (1024 or 1048576); --quick: short runs\n"
-				"(a smoke test, not a figure).\n", argv[0]);
-			return c == 'h' ? 0 : 2;
+				"(a smoke test, not a figure).\n", argv[0], c);
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -4,6 +4,9 @@
 
 /* Timing and medians shared by the benchmarks. */
 
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -22,6 +25,36 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* --help (c == 'h'): the usage (its %s: the program) on stdout, exit 0;
+ * an option getopt_long did not know: the usage on stderr, exit 2. */
+static inline void
+bench_usage_exit(const char *usage, const char *prog, int c)
+{
+	fprintf(c == 'h' ? stdout : stderr, usage, prog);
+	exit(c == 'h' ? 0 : 2);
+}
+
+/* The options of a benchmark that takes --quick alone: whether it was
+ * given (--help and unknown options as bench_usage_exit). */
+static inline bool
+bench_quick_option(int argc, char **argv, const char *usage)
+{
+	static const struct option lo[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool quick = false;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c != 'q')
+			bench_usage_exit(usage, argv[0], c);
+		quick = true;
+	}
+	return quick;
 }
 
 /* Median of n figures (sorts them). */
@@ -64,7 +97,6 @@ bench_rts_qp(struct ibv_pd *pd, struct ibv_cq *cq, enum ibv_qp_type type)
 #endif
 
 #ifdef MWPATH_H
-#include <stdio.h>
 #include <rte_ip.h>
 #include <rte_memcpy.h>
 

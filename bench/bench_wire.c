@@ -161,26 +161,13 @@ main(int argc, char **argv)
 			"-l", "0", "--log-level=lib.eal:error",
 			"--log-level=lib.telemetry:error", NULL };
 
-	static const struct option lo[] = {
-		{ "quick", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c == 'q') {
-			iter = 500;
-		} else {
-			fprintf(c == 'h' ? stdout : stderr,
+	if (bench_quick_option(argc, argv,
 				"usage: %s [--quick]\n"
 				"The wire layer's cost, ns per packet at 64 and 1024 bytes: the shipped\n"
 				"multi-buffer ICRC verification against ISA-L, rte_net_crc and zlib one\n"
 				"frame at a time, the burst parser, and both together.  --quick: short\n"
-				"runs (a smoke test, not a figure).\n", argv[0]);
-			return c == 'h' ? 0 : 2;
-		}
-	}
+				"runs (a smoke test, not a figure).\n"))
+		iter = 500;
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "bench_wire: EAL init failed\n");
 		return 1;
