@@ -803,14 +803,17 @@ def replay_all(args):
     check_mwpath(args.mwpath)
     cases_dir = args.cases_dir or HERE
     names = args.cases or case_names(cases_dir)
-    # every named case must exist before any runs
-    cases = {n: load_case(cases_dir, n) for n in names}
+    # a name that is no case stops the run before any case runs
+    for n in names:
+        if not os.path.isdir(os.path.join(cases_dir, n)):
+            load_case(cases_dir, n)
     keep = Keep(args.keep) if args.keep is not None else None
     failed = errors = 0
     for n in names:
-        d, exp, inp, cfg = cases[n]
-        tag = " (recorded)" if "recorded" in exp else ""
+        tag = ""
         try:
+            d, exp, inp, cfg = load_case(cases_dir, n)
+            tag = " (recorded)" if "recorded" in exp else ""
             errs, kept = replay(args.mwpath, d, exp, inp, cfg, keep, n)
         except Error as e:
             print("%-55s %s" % (n, "ERROR" + tag))
