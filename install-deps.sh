@@ -17,6 +17,7 @@ pkgs=(
 	gcc pkg-config meson ninja-build
 	dpdk-dev libdpdk-dev libibverbs-dev libpcap-dev
 	libisal-dev      # ICRC: ISA-L's carry-less-multiply CRC-32 (see lib/wire/roce_icrc.h)
+	libjansson-dev   # JSON written with a library (bench results, the app's files)
 	# tests
 	libcriterion-dev zlib1g-dev
 	python3 python3-scapy tshark

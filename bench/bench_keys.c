@@ -11,7 +11,7 @@
  *      with one reader lcore reporting quiescent states in a loop as the
  *      poll loop does (each invalidation then waits for a grace period).
  *
- * Each figure is the median of RUNS runs.  Usage: bench_keys [--quick]
+ * Each figure is the median of RUNS runs.  Usage: bench_keys [--quick] [--json FILE]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -33,6 +33,7 @@
 
 static bool quick;
 static volatile uint64_t sink;
+static json_t *doc;		/* the --json document */
 
 /* ---- 1. lookups ---- */
 
@@ -93,6 +94,18 @@ bench_lookup(uint32_t live)
 	}
 	printf("%-34s %8u %12.1f %12.1f\n", "lookup, ns/key", live,
 	       median(burst, RUNS), median(single, RUNS));
+	for (int k = 0; k < 2; k++) {
+		double ns = k == 0 ? median(burst, RUNS) : median(single, RUNS);
+		json_t *res;
+
+		snprintf(name, sizeof(name), "%s_%ukeys", k == 0 ? "lookup_burst" : "lookup_one",
+			 live);
+		res = bench_json_result(doc, name);
+		bench_json_str(res, "series", k == 0 ? "lookup_burst" : "lookup_one");
+		bench_json_int(res, "keys", live);
+		bench_json_num(res, "ns_per_key", ns);
+		bench_json_num(res, "mops", 1e3 / ns);
+	}
 	mwp_keys_free(t);
 	free(keys);
 	free(q);
@@ -199,6 +212,15 @@ bench_bind(bool with_reader)
 	}
 	printf("%-34s %8u %12.0f\n", with_reader ? "bind+inval/s, 1 reader" :
 	       "bind+inval/s, no reader", live, median(rate, RUNS));
+	{
+		json_t *res = bench_json_result(doc, with_reader ? "bind_inval_1_reader" :
+						"bind_inval_no_reader");
+
+		bench_json_int(res, "keys", live);
+		bench_json_int(res, "readers", with_reader);
+		bench_json_num(res, "cycles_per_s", median(rate, RUNS));
+		bench_json_num(res, "mops", median(rate, RUNS) / 1e6);
+	}
 	mwp_close_device(ctx);
 }
 
@@ -209,12 +231,16 @@ main(int argc, char **argv)
 			"-l", "0-1", "--log-level=lib.eal:error",
 			"--log-level=lib.telemetry:error", NULL };
 
+	const char *json_path;
+
+	doc = bench_json_new("bench_keys", argc, argv);
 	if (bench_quick_option(argc, argv,
-				"usage: %s [--quick]\n"
+				"usage: %s [--quick] [--json FILE]\n"
 				"The R_Key table: lookups of random live keys (bursts of 32 and one by\n"
 				"one) at 1K, 64K and 1M keys; binds plus invalidations per second through\n"
 				"the verbs, without and with a reader lcore.  Needs two lcores.  --quick:\n"
-				"short runs (a smoke test, not a figure).\n"))
+				"short runs (a smoke test, not a figure); --json FILE: the figures, with\n"
+				"the build and the machine, as JSON.\n", &json_path))
 		quick = true;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
@@ -223,11 +249,15 @@ main(int argc, char **argv)
 	}
 	printf("# bench_keys: medians of %d runs\n", RUNS);
 	printf("%-34s %8s %12s %12s\n", "what", "keys", "burst of 32", "one by one");
+	/* --quick: a smaller table in the middle instead of 1M keys */
 	bench_lookup(1024);
+	if (quick)
+		bench_lookup(8192);
 	bench_lookup(65536);
-	bench_lookup(quick ? 65536 : 1 << 20);
+	if (!quick)
+		bench_lookup(1 << 20);
 	bench_bind(false);
 	bench_bind(true);
 	rte_eal_cleanup();
-	return 0;
+	return bench_json_write(doc, json_path) == 0 ? 0 : 1;
 }

@@ -21,6 +21,7 @@
  *
  * Figures are medians of RUNS runs (of each run's ratio, for the ratio).
  * Usage: bench_keys_load [--quick] [--windows N] [--seconds S] [--rate M]
+ *                        [--json FILE]
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -333,13 +334,15 @@ static void
 usage(const char *prog, FILE *f)
 {
 	fprintf(f,
-		"usage: %s [--quick] [--windows N] [--seconds S] [--rate M]\n"
+		"usage: %s [--quick] [--windows N] [--seconds S] [--rate M] [--json FILE]\n"
 		"Keys changing under load: a polling lcore answers 64-byte RC WRITEs while\n"
 		"the main lcore binds and invalidates N Type 2 windows (default 64) per batch,\n"
 		"M million binds + invalidations per second (default 1; 0: as fast as it can);\n"
 		"the datapath's rate alone and under the churn (S seconds each, default 0.5),\n"
 		"the churn's rate reached, and the invalidate-to-CQE latency with the lcore\n"
-		"polling.  Needs two lcores (EAL -l 0-1).\n",
+		"polling.  Needs two lcores (EAL -l 0-1).  --quick: short phases (a smoke\n"
+		"test, not a figure); --json FILE: the figures, with the build and the\n"
+		"machine, as JSON.\n",
 		prog);
 }
 
@@ -351,6 +354,7 @@ main(int argc, char **argv)
 		{ "windows", required_argument, NULL, 'w' },
 		{ "seconds", required_argument, NULL, 's' },
 		{ "rate", required_argument, NULL, 'r' },
+		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -359,6 +363,8 @@ main(int argc, char **argv)
 			"--log-level=lib.telemetry:error", NULL };
 	double alone[RUNS], loaded[RUNS], ratio[RUNS], ops[RUNS], *lat;
 	unsigned int lcore, nlat;
+	const char *json_path = NULL;
+	json_t *doc = bench_json_new("bench_keys_load", argc, argv), *res;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -375,6 +381,9 @@ main(int argc, char **argv)
 		case 'r':
 			opt.rate = strtod(optarg, NULL) * 1e6;
 			break;
+		case 'J':
+			json_path = optarg;
+			break;
 		case 'h':
 			usage(argv[0], stdout);
 			return 0;
@@ -382,6 +391,10 @@ main(int argc, char **argv)
 			usage(argv[0], stderr);
 			return 2;
 		}
+	}
+	if (optind != argc) {
+		usage(argv[0], stderr);
+		return 2;
 	}
 	if (opt.nw < 1 || opt.nw > MAX_NW || !(opt.seconds > 0) || !(opt.rate >= 0)) {
 		fprintf(stderr, "bench_keys_load: --windows 1..%d, --seconds > 0, --rate >= 0\n",
@@ -434,8 +447,29 @@ main(int argc, char **argv)
 	printf("%-44s %6.2f %6.2f %6.2f  (%u samples)\n",
 	       "invalidate to CQE, us: p50 p99 p99.9", lat[nlat / 2], lat[nlat * 99 / 100],
 	       lat[nlat * 999 / 1000], nlat);
+	res = bench_json_result(doc, "datapath_alone");
+	bench_json_int(res, "payload", 64);
+	bench_json_int(res, "keys", NKEYS);
+	bench_json_int(res, "lcores", 1);
+	bench_json_num(res, "mpps", median(alone, RUNS) / 1e6);
+	res = bench_json_result(doc, "datapath_churn");
+	bench_json_int(res, "payload", 64);
+	bench_json_int(res, "keys", NKEYS);
+	bench_json_int(res, "lcores", 1);
+	bench_json_int(res, "windows", opt.nw);
+	bench_json_num(res, "churn_rate_asked_mops", opt.rate / 1e6);
+	bench_json_num(res, "mpps", median(loaded, RUNS) / 1e6);
+	bench_json_num(res, "ratio", median(ratio, RUNS));
+	res = bench_json_result(doc, "bind_inval_churn");
+	bench_json_int(res, "windows", opt.nw);
+	bench_json_num(res, "mops", median(ops, RUNS) / 1e6);
+	res = bench_json_result(doc, "inval_to_cqe");
+	bench_json_num(res, "p50_us", lat[nlat / 2]);
+	bench_json_num(res, "p99_us", lat[nlat * 99 / 100]);
+	bench_json_num(res, "p999_us", lat[nlat * 999 / 1000]);
+	bench_json_int(res, "samples", nlat);
 	free(lat);
 	mwp_close_device(D.ctx);
 	rte_eal_cleanup();
-	return 0;
+	return bench_json_write(doc, json_path) == 0 ? 0 : 1;
 }

@@ -12,8 +12,10 @@
  *
  * The figure is the aggregate rate: frames answered by all lcores over
  * the wall time from a common start until the last one is done; medians
- * of RUNS runs, one lcore and then N in the same run, and their ratio.
- * Usage: bench_lcores [--quick] [--lcores N]   (N: 2 by default, up to
+ * of RUNS runs, one lcore, then two, ... up to N in the same run, and
+ * each one's ratio to one lcore.
+ * Usage: bench_lcores [--quick] [--lcores N] [--json FILE]
+ * (N: 2 by default, up to
  * the EAL's lcores; give the EAL at least N with -l via MWP_BENCH_EAL_L,
  * default "0-1")
  */
@@ -243,14 +245,24 @@ main(int argc, char **argv)
 			"-l", (char *)(l != NULL ? l : "0-1"), "--log-level=lib.eal:error",
 			"--log-level=lib.telemetry:error", NULL };
 	unsigned int want = 2, lcores[MAX_LC], nl = 0, id;
-	double one, many;
+	const char *json_path = NULL;
+	json_t *doc = bench_json_new("bench_lcores", argc, argv);
+	double one = 0;
 
 	static const struct option lo[] = {
 		{ "quick", no_argument, NULL, 'q' },
 		{ "lcores", required_argument, NULL, 'l' },
+		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char usage[] =
+		"usage: %s [--quick] [--lcores N] [--json FILE]\n"
+		"The responder's aggregate rate on 1, 2, ... N polling lcores (64-byte RC\n"
+		"WRITEs, no ethdev, one QP per lcore; N: 2 by default); the EAL's lcores\n"
+		"from MWP_BENCH_EAL_L (default 0-1).  --quick: short runs (a smoke test,\n"
+		"not a figure); --json FILE: the figures, with the build and the machine,\n"
+		"as JSON.\n";
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -258,14 +270,14 @@ main(int argc, char **argv)
 			quick = true;
 		} else if (c == 'l') {
 			want = (unsigned int)atoi(optarg);
+		} else if (c == 'J') {
+			json_path = optarg;
 		} else {
-			bench_usage_exit(
-				"usage: %s [--quick] [--lcores N]\n"
-				"The responder's aggregate rate on 1 and N polling lcores (64-byte RC "
-				"WRITEs,\nno ethdev, one QP per lcore); the EAL's lcores from "
-				"MWP_BENCH_EAL_L (default 0-1).\n", argv[0], c);
+			bench_usage_exit(usage, argv[0], c);
 		}
 	}
+	if (optind != argc)
+		bench_usage_exit(usage, argv[0], '?');
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "bench_lcores: EAL init failed\n");
@@ -284,12 +296,25 @@ main(int argc, char **argv)
 	memset(B.buf, 0, BUF_LEN);
 	printf("# bench_lcores: 64 B RC WRITE ONLY, bursts of %d, no ethdev, one QP per "
 	       "lcore, %d live keys; medians of %d runs\n", BURST, NKEYS, RUNS);
-	one = measure(1, lcores);
 	printf("%-10s %10s %12s\n", "lcores", "Mpps", "x one lcore");
-	printf("%-10u %10.2f %12.2f\n", 1u, one, 1.0);
-	many = measure(want, lcores);
-	printf("%-10u %10.2f %12.2f\n", want, many, many / one);
+	for (unsigned int n = 1; n <= want; n++) {
+		double mpps = measure(n, lcores);
+		char name[32];
+		json_t *res;
+
+		if (n == 1)
+			one = mpps;
+		printf("%-10u %10.2f %12.2f\n", n, mpps, mpps / one);
+		snprintf(name, sizeof(name), "write_64B_%ulcores", n);
+		res = bench_json_result(doc, name);
+		bench_json_str(res, "series", "write");
+		bench_json_int(res, "payload", 64);
+		bench_json_int(res, "keys", NKEYS);
+		bench_json_int(res, "lcores", n);
+		bench_json_num(res, "mpps", mpps);
+		bench_json_num(res, "ratio", mpps / one);
+	}
 	free(B.buf);
 	rte_eal_cleanup();
-	return 0;
+	return bench_json_write(doc, json_path) == 0 ? 0 : 1;
 }

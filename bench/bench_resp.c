@@ -13,7 +13,8 @@
  * spread over many more pages, not as a working set larger than the
  * caches.
  *
- * Workloads: 64-byte RDMA WRITE ONLY, 8-byte RDMA READ, FETCH_ADD (RC),
+ * Workloads: RDMA WRITE ONLY (64 bytes, or each of --payloads), 8-byte
+ * RDMA READ, FETCH_ADD (RC),
  * and 64-byte WRITEs of which exactly one in ten names an unknown key, on
  * a UC QP (on RC a denial NAKs 0x62 and stops the responder, so the rest
  * of the burst would be dropped cheaply; on UC the denied packet is
@@ -35,11 +36,13 @@
  * the library's burst stages timed alone, medians, and then their means
  * in the bursts near the fastest and in the slower rest (on a shared
  * machine, which stages the other tenant slows).
- * Usage: bench_resp [--quick] [--workload N] [--keys K]
+ * Usage: bench_resp [--quick] [--workload N] [--keys K,...] [--payloads P,...]
+ *                   [--json FILE]
  * (N: 0 WRITE, 1 READ, 2 FETCH_ADD, 3 the denied mix, 4 the 5 KB WRITEs;
- * K: 1024 or 1048576 live keys; for profiling or comparing builds on one
- * of them.  --quick: runs of 2000 bursts, at 1K keys unless --keys says
- * otherwise.)
+ * for profiling or comparing builds on one of them.  K: the table sizes,
+ * live keys (default 1024,1048576); P: the WRITE ONLY's payload sizes, 1
+ * to 1024 bytes (default 64,256,1024).  --quick: runs of 2000 bursts, at
+ * 1K keys and 64 bytes unless --keys or --payloads say otherwise.)
  */
 #include <arpa/inet.h>
 #include <getopt.h>
@@ -60,14 +63,16 @@
 #define BURST 32
 #define BUF_LEN (1 << 20)
 
+#define MAX_SWEEP 16
+
 static bool quick;
 static int only = -1;		/* --workload N: one workload (for profiling) */
-static long only_keys = -1;	/* --keys K: one table size */
+static uint32_t wr_payload = 64;	/* the WRITE ONLY's payload, this run */
 
 enum workload { WRITE64, READ8, FETCH_ADD, MIX_DENIED, WRITE5K, W__MAX };
 
 static const char *const wl_name[W__MAX] = {
-	[WRITE64] = "64 B WRITE ONLY",
+	[WRITE64] = "B WRITE ONLY",	/* after its payload size */
 	[READ8] = "8 B READ",
 	[FETCH_ADD] = "FETCH_ADD",
 	[MIX_DENIED] = "WRITE, 10% denied keys",
@@ -173,15 +178,18 @@ make_burst(struct setup *s, enum workload w, unsigned int t, struct rte_mbuf **p
 	for (int i = 0; i < BURST; i++) {
 		uint32_t key = s->keys[(uint32_t)rand() % s->nkeys];
 		uint64_t va = 0x100000000ull + (uint64_t)(rand() % (BUF_LEN / 64)) * 64;
+		/* the same slot for 64 bytes; one that holds the payload else */
+		uint64_t wva = 0x100000000ull +
+			       (((va - 0x100000000ull) % (BUF_LEN - wr_payload + 1)) & ~63ull);
 		struct mwp_hdrs h = { .dqpn = s->qp->qp_num, .psn = (uint32_t)i };
 		uint32_t len = 0;
 
 		switch (w) {
 		case WRITE64:
 			h.opcode = ROCE_OP_RC_RDMA_WRITE_ONLY;
-			h.reth.va = va;
+			h.reth.va = wva;
 			h.reth.rkey = key;
-			h.reth.dmalen = len = 64;
+			h.reth.dmalen = len = wr_payload;
 			h.ackreq = i == BURST - 1;
 			break;
 		case MIX_DENIED:
@@ -363,8 +371,10 @@ stages_by_state(uint32_t (*cyc)[4], size_t nb)
  * then the same per state (stages_by_state).
  */
 static void
-stages(struct setup *s)
+stages(struct setup *s, json_t *doc)
 {
+	char name[48];
+	json_t *res;
 	const uint32_t bursts = quick ? 2000 : 100000;
 	struct rte_mbuf *tmpl[BURST], *pk[BURST], *tx[64];
 	struct mwp_pkt p[BURST];
@@ -423,9 +433,78 @@ stages(struct setup *s)
 	       median(r[3], RUNS) - median(r[0], RUNS) - median(r[1], RUNS) -
 	       median(r[2], RUNS));
 	printf("%-26s %9.0f\n", "TSC ticks per packet", median(r[3], RUNS) * rte_get_tsc_hz() / 1e9);
+	snprintf(name, sizeof(name), "stages_write_64B_%ukeys", s->nkeys);
+	res = bench_json_result(doc, name);
+	bench_json_int(res, "payload", 64);
+	bench_json_int(res, "keys", s->nkeys);
+	bench_json_num(res, "parse_ns_per_pkt", median(r[0], RUNS));
+	bench_json_num(res, "icrc_ns_per_pkt", median(r[1], RUNS));
+	bench_json_num(res, "key_lookup_ns_per_pkt", median(r[2], RUNS));
+	bench_json_num(res, "resp_burst_ns_per_pkt", median(r[3], RUNS));
+	bench_json_num(res, "ticks_per_pkt", median(r[3], RUNS) * rte_get_tsc_hz() / 1e9);
 	stages_by_state(each, (size_t)bursts * RUNS);
 	free(each);
 	rte_pktmbuf_free_bulk(tmpl, BURST);
+}
+
+/* A comma-separated list of at most MAX_SWEEP numbers in [lo, hi] into
+ * v; their count, or 0 if the list is not one. */
+static unsigned int
+parse_list(const char *arg, uint32_t *v, unsigned long lo, unsigned long hi)
+{
+	unsigned int n = 0;
+	const char *p = arg;
+
+	while (n < MAX_SWEEP) {
+		char *end;
+		unsigned long x = strtoul(p, &end, 10);
+
+		if (end == p || x < lo || x > hi || (*end != ',' && *end != '\0'))
+			return 0;
+		v[n++] = (uint32_t)x;
+		if (*end == '\0')
+			return n;
+		p = end + 1;
+	}
+	return 0;
+}
+
+static const char *const wl_key[W__MAX] = {
+	[WRITE64] = "write", [READ8] = "read_8B", [FETCH_ADD] = "fetch_add",
+	[MIX_DENIED] = "write_denied10_64B", [WRITE5K] = "write_5KB",
+};
+
+/* One workload's row, printed and put into the JSON document. */
+static void
+report(json_t *doc, enum workload w, uint32_t nkeys, double ns, double best, double p10,
+       double answers, double denied)
+{
+	char name[64], label[32];
+	json_t *res;
+
+	if (w == WRITE64) {
+		snprintf(label, sizeof(label), "%u B WRITE ONLY", wr_payload);
+		snprintf(name, sizeof(name), "write_%uB_%ukeys", wr_payload, nkeys);
+	} else {
+		snprintf(label, sizeof(label), "%s", wl_name[w]);
+		snprintf(name, sizeof(name), "%s_%ukeys", wl_key[w], nkeys);
+	}
+	printf("%-26s %9u %9.2f %9.1f %12.3f %8.1f%% %10.2f %10.2f\n", label, nkeys, 1e3 / ns,
+	       ns, answers, 100.0 * denied, 1e3 / best, 1e3 / p10);
+	res = bench_json_result(doc, name);
+	bench_json_str(res, "series", w == WRITE64 ? "write" : wl_key[w]);
+	bench_json_str(res, "what", label);
+	bench_json_int(res, "payload", w == WRITE64 ? wr_payload :
+		       w == WRITE5K ? W5_SEG : w == MIX_DENIED ? 64 : 8);
+	bench_json_int(res, "keys", nkeys);
+	bench_json_int(res, "lcores", 1);
+	bench_json_num(res, "mpps", 1e3 / ns);
+	bench_json_num(res, "ns_per_pkt", ns);
+	bench_json_num(res, "ticks_per_pkt", ns * (double)rte_get_tsc_hz() / 1e9);
+	bench_json_num(res, "best_mpps", 1e3 / best);
+	bench_json_num(res, "p10_mpps", 1e3 / p10);
+	bench_json_num(res, "answers_per_pkt", answers);
+	bench_json_num(res, "denied_share", denied);
 }
 
 int
@@ -434,15 +513,31 @@ main(int argc, char **argv)
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "2048",
 			"-l", "0", "--log-level=lib.eal:error",
 			"--log-level=lib.telemetry:error", NULL };
-	const uint32_t sizes[] = { 1024, 1u << 20 };
+	uint32_t sizes[MAX_SWEEP] = { 1024, 1u << 20 }, payloads[MAX_SWEEP] = { 64, 256, 1024 };
+	unsigned int nsizes = 0, npayloads = 0;
+	const char *json_path = NULL;
+	json_t *doc = bench_json_new("bench_resp", argc, argv);
 
 	static const struct option lo[] = {
 		{ "quick", no_argument, NULL, 'q' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "keys", required_argument, NULL, 'k' },
+		{ "payloads", required_argument, NULL, 'p' },
+		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char usage[] =
+		"usage: %s [--quick] [--workload N] [--keys K,...] [--payloads P,...]\n"
+		"          [--json FILE]\n"
+		"The responder on one lcore without an ethdev: Mpps and ns per packet of\n"
+		"each workload (WRITE ONLY, 8 B READ, FETCH_ADD, WRITE with denied keys,\n"
+		"5 KB WRITEs) at each table size.  --workload N: only workload N (0 is the\n"
+		"first printed); --keys K,...: the table sizes, live keys (default\n"
+		"1024,1048576); --payloads P,...: the WRITE ONLY's payloads, 1 to 1024\n"
+		"bytes (default 64,256,1024); --quick: short runs at 1024 keys and 64\n"
+		"bytes unless told (a smoke test, not a figure); --json FILE: the figures,\n"
+		"with the build and the machine, as JSON.\n";
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -450,18 +545,36 @@ main(int argc, char **argv)
 			quick = true;
 		} else if (c == 'w') {
 			only = atoi(optarg);
+			if (only < 0 || only >= W__MAX) {
+				fprintf(stderr, "bench_resp: --workload 0 to %d\n", W__MAX - 1);
+				return 2;
+			}
 		} else if (c == 'k') {
-			only_keys = atol(optarg);
+			nsizes = parse_list(optarg, sizes, 1, 1u << 22);
+			if (nsizes == 0) {
+				fprintf(stderr, "bench_resp: --keys: up to %d numbers, 1 to %u\n",
+					MAX_SWEEP, 1u << 22);
+				return 2;
+			}
+		} else if (c == 'p') {
+			npayloads = parse_list(optarg, payloads, 1, W5_SEG);
+			if (npayloads == 0) {
+				fprintf(stderr, "bench_resp: --payloads: up to %d numbers, 1 to %d\n",
+					MAX_SWEEP, W5_SEG);
+				return 2;
+			}
+		} else if (c == 'J') {
+			json_path = optarg;
 		} else {
-			bench_usage_exit(
-				"usage: %s [--quick] [--workload N] [--keys K]\n"
-				"The responder on one lcore without an ethdev: Mpps and ns per packet of\n"
-				"each workload (64 B WRITE, 8 B READ, WRITE with denied keys...) at 1K and\n"
-				"1M live keys.  --workload N: only workload N (0 is the first printed);\n"
-				"--keys K: only the table of K keys (1024 or 1048576); --quick: short runs\n"
-				"(a smoke test, not a figure).\n", argv[0], c);
+			bench_usage_exit(usage, argv[0], c);
 		}
 	}
+	if (optind != argc)
+		bench_usage_exit(usage, argv[0], '?');
+	if (nsizes == 0)
+		nsizes = quick ? 1 : 2;
+	if (npayloads == 0)
+		npayloads = quick ? 1 : 3;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "bench_resp: EAL init failed\n");
@@ -471,32 +584,31 @@ main(int argc, char **argv)
 	       BURST, RUNS);
 	printf("%-26s %9s %9s %9s %12s %9s %10s %10s\n", "workload", "live keys", "Mpps",
 	       "ns/pkt", "answers/pkt", "denied", "best Mpps", "p10 Mpps");
-	for (size_t z = 0; z < RTE_DIM(sizes); z++) {
+	for (unsigned int z = 0; z < nsizes; z++) {
 		struct setup s;
 		uint32_t n = sizes[z];
 
-		/* --quick: the 1K-key table unless --keys names the other */
-		if ((only_keys >= 0 && n != only_keys) || (quick && only_keys < 0 && z > 0))
-			continue;
 		srand(11);
 		make_setup(&s, n);
 		for (int w = 0; w < W__MAX; w++) {
-			uint64_t answers = 0, denied = 0;
-
 			if (only >= 0 && w != only)
 				continue;
-			double best, p10;
-			double ns = run(&s, (enum workload)w, &answers, &denied, &best, &p10);
-			double pkts = (double)(quick ? 2000 : 200000) * BURST * RUNS;
+			for (unsigned int pl = 0; pl < (w == WRITE64 ? npayloads : 1); pl++) {
+				uint64_t answers = 0, denied = 0;
+				double pkts = (double)(quick ? 2000 : 200000) * BURST * RUNS;
+				double best, p10, ns;
 
-			printf("%-26s %9u %9.2f %9.1f %12.3f %8.1f%% %10.2f %10.2f\n", wl_name[w],
-			       n, 1e3 / ns, ns, answers / pkts, 100.0 * denied / pkts, 1e3 / best,
-			       1e3 / p10);
+				wr_payload = payloads[pl];
+				ns = run(&s, (enum workload)w, &answers, &denied, &best, &p10);
+				report(doc, (enum workload)w, n, ns, best, p10, answers / pkts,
+				       denied / pkts);
+			}
 		}
+		wr_payload = 64;
 		if (only < 0 && z == 0)
-			stages(&s);
+			stages(&s, doc);
 		free_setup(&s);
 	}
 	rte_eal_cleanup();
-	return 0;
+	return bench_json_write(doc, json_path) == 0 ? 0 : 1;
 }

@@ -2,13 +2,15 @@
 #ifndef MWP_BENCH_UTIL_H
 #define MWP_BENCH_UTIL_H
 
-/* Timing and medians shared by the benchmarks. */
+/* Timing, medians, options and result files shared by the benchmarks. */
 
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "bench_json.h"
 
 static inline double
 now_ns(void)
@@ -36,24 +38,32 @@ bench_usage_exit(const char *usage, const char *prog, int c)
 	exit(c == 'h' ? 0 : 2);
 }
 
-/* The options of a benchmark that takes --quick alone: whether it was
- * given (--help and unknown options as bench_usage_exit). */
+/* The options of a benchmark that takes --quick and --json FILE alone:
+ * whether --quick was given; *json: FILE, or NULL (--help and unknown
+ * options as bench_usage_exit). */
 static inline bool
-bench_quick_option(int argc, char **argv, const char *usage)
+bench_quick_option(int argc, char **argv, const char *usage, const char **json)
 {
 	static const struct option lo[] = {
 		{ "quick", no_argument, NULL, 'q' },
+		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool quick = false;
 	int c;
 
+	*json = NULL;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c != 'q')
+		if (c == 'J')
+			*json = optarg;
+		else if (c == 'q')
+			quick = true;
+		else
 			bench_usage_exit(usage, argv[0], c);
-		quick = true;
 	}
+	if (optind != argc)
+		bench_usage_exit(usage, argv[0], '?');
 	return quick;
 }
 

@@ -12,7 +12,7 @@
  * Each figure is the median of RUNS runs of ITER bursts of 32 frames.  A
  * minimal EAL is started only so that rte_net_crc may pick its
  * SSE4.2/PCLMULQDQ or AVX-512 path (it reads the EAL's SIMD limit).
- * Usage: bench_wire [--quick]
+ * Usage: bench_wire [--quick] [--json FILE]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -147,7 +147,11 @@ median_of_runs(enum what w)
 int
 main(int argc, char **argv)
 {
-	static const uint32_t sizes[] = { 64, 1024 };
+	static const uint32_t sizes[] = { 64, 256, 1024 };
+	static const char *const keys[] = {
+		[MB] = "icrc_mb", [ISAL] = "icrc_isal", [NET_CRC] = "icrc_net_crc",
+		[ZLIB] = "icrc_zlib", [PARSE] = "parse", [PARSE_VERIFY] = "parse_icrc",
+	};
 	static const char *const names[] = {
 		[MB] = "icrc verify burst, multi-buffer (shipped)",
 		[ISAL] = "icrc verify, ISA-L, one frame at a time",
@@ -161,12 +165,16 @@ main(int argc, char **argv)
 			"-l", "0", "--log-level=lib.eal:error",
 			"--log-level=lib.telemetry:error", NULL };
 
+	const char *json_path;
+	json_t *doc = bench_json_new("bench_wire", argc, argv);
+
 	if (bench_quick_option(argc, argv,
-				"usage: %s [--quick]\n"
-				"The wire layer's cost, ns per packet at 64 and 1024 bytes: the shipped\n"
-				"multi-buffer ICRC verification against ISA-L, rte_net_crc and zlib one\n"
-				"frame at a time, the burst parser, and both together.  --quick: short\n"
-				"runs (a smoke test, not a figure).\n"))
+				"usage: %s [--quick] [--json FILE]\n"
+				"The wire layer's cost, ns per packet at 64, 256 and 1024 bytes: the\n"
+				"shipped multi-buffer ICRC verification against ISA-L, rte_net_crc and\n"
+				"zlib one frame at a time, the burst parser, and both together.\n"
+				"--quick: short runs (a smoke test, not a figure); --json FILE: the\n"
+				"figures, with the build and the machine, as JSON.\n", &json_path))
 		iter = 500;
 	if (rte_eal_init(RTE_DIM(eal) - 1, eal) < 0) {
 		fprintf(stderr, "bench_wire: EAL init failed\n");
@@ -176,16 +184,27 @@ main(int argc, char **argv)
 	rte_net_crc_set_alg(RTE_NET_CRC_AVX512);
 	printf("# bench_wire: ns per packet, median of %d runs of %u bursts of %d\n",
 	       RUNS, iter, BURST);
-	printf("%-42s %10s %10s\n", "what", "64 B", "1024 B");
+	printf("%-42s %10s %10s %10s\n", "what", "64 B", "256 B", "1024 B");
 	for (int w = MB; w < W__MAX; w++) {
-		double r[2];
+		double r[RTE_DIM(sizes)];
 
-		for (int s = 0; s < 2; s++) {
+		for (size_t s = 0; s < RTE_DIM(sizes); s++) {
+			char name[64];
+			json_t *res;
+
 			make_frames(sizes[s]);
 			r[s] = median_of_runs(w);
+			snprintf(name, sizeof(name), "%s_%uB", keys[w], sizes[s]);
+			res = bench_json_result(doc, name);
+			bench_json_str(res, "series", keys[w]);
+			bench_json_str(res, "what", names[w]);
+			bench_json_int(res, "payload", sizes[s]);
+			bench_json_int(res, "lcores", 1);
+			bench_json_num(res, "ns_per_pkt", r[s]);
+			bench_json_num(res, "mpps", 1e3 / r[s]);
 		}
-		printf("%-42s %10.1f %10.1f\n", names[w], r[0], r[1]);
+		printf("%-42s %10.1f %10.1f %10.1f\n", names[w], r[0], r[1], r[2]);
 	}
 	rte_eal_cleanup();
-	return 0;
+	return bench_json_write(doc, json_path) == 0 ? 0 : 1;
 }

@@ -8,7 +8,7 @@
  * through it.
  *
  *   mw_verbs_bench [-d DEV] [-x GID_INDEX] [-n ITERS] [-r REBIND_EVERY]
- *                  [-s SIZE] [--json FILE]
+ *                  [-s SIZE] [--quick] [--json FILE]
  *
  * (perftest's letters where perftest has the option.)  Prints a table:
  *   - bind+invalidate pairs a second (BIND_MW then LOCAL_INV, signaled);
@@ -23,7 +23,11 @@
  *     was refused, and the region's bytes outside the window never changed;
  *   - what the owner was told: its QP's asynchronous access errors
  *     (IBV_EVENT_QP_ACCESS_ERR), one a refusal where the device raises them.
- * --json writes the same figures as one JSON object.  Exits 0 if every
+ * --quick: -n 300 (a smoke test, not a figure).  --json writes the same
+ * figures as one JSON document: bench, meta (bench_json.h) and results,
+ * and beside them the figures under their own names as before (device,
+ * check_ok, write_ops_per_s, ...; test_verbs_device.py reads those).
+ * Exits 0 if every
  * operation completed as expected, 1 otherwise.
  */
 #include <errno.h>
@@ -38,6 +42,8 @@
 #include <time.h>
 
 #include <infiniband/verbs.h>
+
+#include "bench_json.h"
 
 #define DEPTH		64	/* send queue, and operations in flight */
 #define REGION		(1u << 20)
@@ -287,7 +293,9 @@ static const char usage[] =
 	"  -n, --iters=N            operations of each kind (default 20000)\n"
 	"  -r, --rebind-every=N     rebind the window every N WRITEs or READs (default 100)\n"
 	"  -s, --size=BYTES         bytes a WRITE or READ moves, the window's length (default 64)\n"
-	"      --json=FILE          also write the figures to FILE as JSON\n"
+	"      --quick              -n 300: a smoke test, not a figure\n"
+	"      --json=FILE          also write the figures, the build and the machine\n"
+	"                           to FILE as JSON\n"
 	"  -h, --help               this\n";
 
 /* p50 and p99 of n samples, sorted in place. */
@@ -309,6 +317,7 @@ main(int argc, char **argv)
 		{ "rebind-every", required_argument, NULL, 'r' },
 		{ "size", required_argument, NULL, 's' },
 		{ "json", required_argument, NULL, 'J' },
+		{ "quick", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -330,6 +339,7 @@ main(int argc, char **argv)
 		case 'r': every = (unsigned int)atoi(optarg); break;
 		case 's': size = (uint32_t)atoi(optarg); break;
 		case 'J': json = optarg; break;
+		case 'q': ops = 300; break;
 		case 'h':
 			printf(usage, argv[0]);
 			return 0;
@@ -465,21 +475,48 @@ main(int argc, char **argv)
 		       access_events, refusals + 1);
 	}
 	if (json != NULL) {
-		FILE *f = fopen(json, "w");
+		json_t *doc = bench_json_new("mw_verbs_bench", argc, argv), *r, *p;
+		const char *dev = ibv_get_device_name(ctx->device);
+		char name[48];
 
-		if (f == NULL)
-			die(json, errno);
-		fprintf(f, "{\"device\": \"%s\", \"size\": %" PRIu32 ", \"iters\": %u, "
-			"\"rebind_every\": %u, \"bind_invalidate_pairs_per_s\": %.0f, "
-			"\"write_ops_per_s\": %.0f, \"read_ops_per_s\": %.0f, "
-			"\"local_inv_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
-			"\"invalidated_to_refused_us\": {\"p50\": %.2f, \"p99\": %.2f}, "
-			"\"owner_access_error_events\": %d, \"refusals\": %d, "
-			"\"check_ok\": %s}\n",
-			ibv_get_device_name(ctx->device), size, ops, every, pairs, wr_rate,
-			rd_rate, inv50 * 1e6, inv99 * 1e6, ref50 * 1e6, ref99 * 1e6,
-			access_events, refusals + 1, ok ? "true" : "false");
-		fclose(f);
+		r = bench_json_result(doc, "bind_invalidate");
+		bench_json_str(r, "device", dev);
+		bench_json_num(r, "pairs_per_s", pairs);
+		bench_json_num(r, "mops", pairs / 1e6);
+		for (int k = 0; k < 2; k++) {
+			snprintf(name, sizeof(name), "%s_%" PRIu32 "B", k ? "read" : "write", size);
+			r = bench_json_result(doc, name);
+			bench_json_str(r, "series", k ? "read" : "write");
+			bench_json_str(r, "device", dev);
+			bench_json_int(r, "payload", size);
+			bench_json_int(r, "rebind_every", every);
+			bench_json_num(r, "ops_per_s", k ? rd_rate : wr_rate);
+			bench_json_num(r, "mops", (k ? rd_rate : wr_rate) / 1e6);
+		}
+		r = bench_json_result(doc, "local_inv_latency");
+		bench_json_num(r, "p50_us", inv50 * 1e6);
+		bench_json_num(r, "p99_us", inv99 * 1e6);
+		r = bench_json_result(doc, "invalidated_to_refused");
+		bench_json_num(r, "p50_us", ref50 * 1e6);
+		bench_json_num(r, "p99_us", ref99 * 1e6);
+		bench_json_int(r, "samples", refusals);
+		/* the figures under their earlier names */
+		json_object_set_new(doc, "device", json_string(dev));
+		json_object_set_new(doc, "size", json_integer(size));
+		json_object_set_new(doc, "iters", json_integer(ops));
+		json_object_set_new(doc, "rebind_every", json_integer(every));
+		json_object_set_new(doc, "bind_invalidate_pairs_per_s", json_real(pairs));
+		json_object_set_new(doc, "write_ops_per_s", json_real(wr_rate));
+		json_object_set_new(doc, "read_ops_per_s", json_real(rd_rate));
+		p = json_pack("{s:f, s:f}", "p50", inv50 * 1e6, "p99", inv99 * 1e6);
+		json_object_set_new(doc, "local_inv_us", p);
+		p = json_pack("{s:f, s:f}", "p50", ref50 * 1e6, "p99", ref99 * 1e6);
+		json_object_set_new(doc, "invalidated_to_refused_us", p);
+		json_object_set_new(doc, "owner_access_error_events", json_integer(access_events));
+		json_object_set_new(doc, "refusals", json_integer(refusals + 1));
+		json_object_set_new(doc, "check_ok", json_boolean(ok));
+		if (bench_json_write(doc, json) != 0)
+			ok = false;
 	}
 	return ok ? 0 : 1;
 }
