@@ -6,7 +6,7 @@
 # `apt-get update` once, only when something must be installed.
 #
 #   ./install-deps.sh          build, run and test
-#   ./install-deps.sh --bench  also what bench/ needs (dpdk-testpmd, valgrind)
+#   ./install-deps.sh --bench  also what bench/ needs (valgrind)
 #
 # Also fetches (not installs) Debian's kernel package into $kcache: the
 # interop suite's guest boots it (test/interop/build-guest.sh).
@@ -21,6 +21,7 @@ pkgs=(
 	# tests
 	libcriterion-dev zlib1g-dev
 	python3 python3-scapy tshark
+	python3-matplotlib dpdk	# bench/plot.py; dpdk-testpmd, pcap_rate.py's baseline (bench-cli)
 	iproute2 iputils-ping	# live tests: veths, namespaces, ping
 	clang            # libFuzzer target
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
@@ -28,7 +29,6 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio kmod	# the rxe guest of test/interop/
 )
 if [[ ${1:-} == --bench ]]; then
-	pkgs+=(dpdk)     # dpdk-testpmd, the baseline of bench/
 	pkgs+=(valgrind) # callgrind, for bench/instr_count.sh
 fi
 

@@ -5,7 +5,8 @@ libibverbs device, docs/verbs-device.md), joined by net_memif, beside the
 responder alone (bench_resp: one lcore, no ethdev) measured in the same
 run: the ratio is what to compare between builds and machines.
 
-    bench/perftest_rate.py [BUILD_DIR] [RUNS]     (default: build, 3)
+    bench/perftest_rate.py [BUILD_DIR] [RUNS] [--quick] [--json FILE]
+                                                  (default: build, 3)
 
 Message rates are perftest's MsgRate (64 B, RC); bandwidths its BW
 average.  Each figure is the median of RUNS runs.  Both processes and
@@ -16,6 +17,7 @@ unmodified program through ibv_post_send, the wire (memif), and
 ibv_poll_cq.
 """
 import argparse
+import json
 import os
 import re
 import socket
@@ -25,17 +27,27 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchjson  # noqa: E402
+
 EAL = "--no-huge --no-pci --no-shconf -m 256 --log-level=pmd.net.memif:error"
 TESTS = [
-    # (label, tool and args, size, figure: 'rate' Mpps or 'bw' MB/s, bench_resp row)
-    ("64 B WRITE", ["ib_write_bw", "-n", "20000"], 64, "rate", "64 B WRITE ONLY"),
-    ("64 B READ", ["ib_read_bw", "-n", "10000"], 64, "rate", "8 B READ"),
-    ("64 B SEND", ["ib_send_bw", "-n", "20000"], 64, "rate", None),
+    # (label, tool and args, size, figure: 'rate' Mpps or 'bw' MB/s, bench_resp
+    # result, name in the JSON)
+    ("64 B WRITE", ["ib_write_bw", "-n", "20000"], 64, "rate", "write_64B_1024keys",
+     "write_64B"),
+    ("64 B READ", ["ib_read_bw", "-n", "10000"], 64, "rate", "read_8B_1024keys",
+     "read_64B"),
+    ("64 B SEND", ["ib_send_bw", "-n", "20000"], 64, "rate", None, "send_64B"),
     ("FETCH_ADD", ["ib_atomic_bw", "-A", "FETCH_AND_ADD", "-n", "10000"], 8, "rate",
-     "FETCH_ADD"),
-    ("4 KiB WRITE", ["ib_write_bw", "-n", "5000"], 4096, "bw", None),
-    ("64 KiB WRITE", ["ib_write_bw", "-n", "1000"], 65536, "bw", None),
+     "fetch_add_1024keys", "fetch_add"),
+    ("4 KiB WRITE", ["ib_write_bw", "-n", "5000"], 4096, "bw", None, "write_4096B"),
+    ("64 KiB WRITE", ["ib_write_bw", "-n", "1000"], 65536, "bw", None, "write_65536B"),
 ]
+# --quick: two tests, short
+QUICK = [("64 B WRITE", ["ib_write_bw", "-n", "2000"], 64, "rate", "write_64B_1024keys",
+          "write_64B"),
+         ("4 KiB WRITE", ["ib_write_bw", "-n", "500"], 4096, "bw", None, "write_4096B")]
 
 
 def config(path, mac, ip, sock, role):
@@ -85,16 +97,14 @@ def figure(out, size, kind):
     return float(m.group(3)) if kind == "rate" else float(m.group(2))
 
 
-def bench_resp(build):
-    """Mpps of bench_resp's rows, by workload name."""
-    out = subprocess.run([os.path.join(build, "bench", "bench_resp"), "--quick"],
-                         capture_output=True, text=True, check=True).stdout
-    rows = {}
-    for line in out.splitlines():
-        m = re.match(r"^(.+?)\s{2,}\d+\s+([\d.]+)\s", line)
-        if m:
-            rows[m.group(1).strip()] = float(m.group(2))
-    return rows
+def bench_resp(build, tmp):
+    """Mpps of bench_resp's results (--quick: 1024 keys, 64 B WRITEs), by
+    name, from its JSON."""
+    path = os.path.join(tmp, "bench_resp.json")
+    subprocess.run([os.path.join(build, "bench", "bench_resp"), "--quick", "--json", path],
+                   capture_output=True, text=True, check=True)
+    with open(path) as f:
+        return {r["name"]: r["mpps"] for r in json.load(f)["results"] if "mpps" in r}
 
 
 def main():
@@ -105,36 +115,55 @@ def main():
     ap.add_argument("build", nargs="?", default="build",
                     help="the meson build directory (build)")
     ap.add_argument("runs", nargs="?", type=int, default=3, help="runs per figure (3)")
+    ap.add_argument("--quick", action="store_true",
+                    help="one run of two short tests (a smoke test, not a figure)")
+    ap.add_argument("--json", metavar="FILE", help="write the figures, with the build and "
+                    "the machine, to FILE as JSON")
     a = ap.parse_args()
-    build, runs = a.build, a.runs
+    build, runs = a.build, (1 if a.quick else a.runs)
+    tests = QUICK if a.quick else TESTS
+    if runs < 1:
+        ap.error("RUNS must be at least 1")
     run = os.path.join(build, "provider", "mwpath-run")
+    if not os.path.exists(run):
+        ap.error("no %s" % run)
     with tempfile.TemporaryDirectory() as tmp:
-        figures = {t[0]: [] for t in TESTS}
+        figures = {t[0]: [] for t in tests}
         resp = {}
         for _ in range(runs):
-            for label, args, size, kind, _row in TESTS:
+            for label, args, size, kind, _row, _name in tests:
                 v = figure(pair(run, tmp, args + ["-s", str(size)]), size, kind)
                 if v is not None:
                     figures[label].append(v)
-            for k, v in bench_resp(build).items():
+            for k, v in bench_resp(build, tmp).items():
                 resp.setdefault(k, []).append(v)
     print("# perftest_rate: two mwpath processes on net_memif (perftest unmodified), "
           "bench_resp in the same run; medians of %d" % runs)
     print("%-14s %14s %22s %8s" % ("test", "perftest", "bench_resp (1 lcore)", "ratio"))
-    for label, _args, _size, kind, row in TESTS:
+    results, failed = [], 0
+    for label, args, size, kind, row, name in tests:
         vals = figures[label]
         if not vals:
             print("%-14s %14s" % (label, "FAILED"))
+            failed += 1
             continue
         if len(vals) < runs:
             print("# %s: %d of %d runs failed" % (label, runs - len(vals), runs))
         v = statistics.median(vals)
         unit = "Mpps" if kind == "rate" else "MB/s"
+        res = {"name": name, "series": args[0], "what": label, "payload": size,
+               "runs": len(vals)}
+        res["mpps" if kind == "rate" else "mb_per_s"] = v
         if row is not None and resp.get(row):
             r = statistics.median(resp[row])
             print("%-14s %9.3f %s %15.2f Mpps %8.3f" % (label, v, unit, r, v / r))
+            res.update({"bench_resp": row, "bench_resp_mpps": r, "ratio": v / r})
         else:
             print("%-14s %9.3f %s %22s %8s" % (label, v, unit, "-", "-"))
+        results.append(res)
+    benchjson.write(a.json, benchjson.document("perftest_rate", results, build))
+    if failed:
+        sys.exit(1)
 
 
 if __name__ == "__main__":
