@@ -574,6 +574,17 @@ mwp_qp_sq_outstanding(struct ibv_qp *ibqp)
 	return __atomic_load_n(&to_mqp(ibqp)->sq_used, __ATOMIC_ACQUIRE);
 }
 
+unsigned int
+mwp_qp_sq_with_requester(struct ibv_qp *ibqp)
+{
+	const struct mwp_qp *qp = to_mqp(ibqp);
+	unsigned int n = 0;
+
+	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++)
+		n += mwp_swqe_at(qp, pos)->state == MWP_SWQE_REQ;
+	return n;
+}
+
 int
 mwp_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int attr_mask,
 	     struct ibv_qp_init_attr *init)

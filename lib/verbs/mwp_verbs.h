@@ -204,6 +204,15 @@ unsigned int mwp_qp_sq_queued(struct ibv_qp *qp);
 unsigned int mwp_qp_sq_outstanding(struct ibv_qp *qp);
 
 /**
+ * Data work requests of the QP's send queue that are with the requester:
+ * executed, and on their way to the wire or awaiting the peer's answer.
+ * While there are some, a later work request fenced behind them may wait
+ * for traffic; while there are none, everything queued can run without
+ * the peer.  Call it from the thread of the QP's engine.
+ */
+unsigned int mwp_qp_sq_with_requester(struct ibv_qp *qp);
+
+/**
  * ibv_modify_qp: RESET -> INIT -> RTR -> RTS, any -> ERR, any -> RESET,
  * with the attributes verbs requires for each transition.  RoCEv2
  * addressing comes from attr->ah_attr (the GID is the peer's IPv6 or
