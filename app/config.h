@@ -48,7 +48,8 @@ struct app_qp {
 	char section[CFG_NAME_LEN];
 	unsigned int pd, cq, port;
 	bool uc;
-	unsigned int access;
+	unsigned int access;	/* given, or the transport's default */
+	bool has_access;
 	uint32_t remote_qpn;
 	uint8_t remote_gid[16];	/* IPv6, or ::ffff:a.b.c.d */
 	bool has_remote;
@@ -92,6 +93,7 @@ struct app_sge {
 
 struct app_wr {
 	char section[CFG_NAME_LEN];
+	uint64_t wr_id;		/* N: its completion's wr_id */
 	uint32_t qpn;
 	enum app_wr_op op;
 	bool has_mw, has_mr;
@@ -209,6 +211,9 @@ void app_config_port(const struct app_config *cfg, unsigned int port,
  * 2^64), so a test can compute it independently.
  */
 void app_fill(const struct app_mr *mr, uint8_t *mem);
+
+/** The [wr N] section whose work request has wr_id N, or NULL. */
+const struct app_wr *app_config_wr(const struct app_config *cfg, uint64_t wr_id);
 
 /* config.c's error line, for the section loaders */
 void app_conf_err(const char *file, const char *section, const char *key,

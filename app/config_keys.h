@@ -71,6 +71,10 @@ struct app_key {
 #define APP_KEY_ACCESS_LIST(st, key, field, allowed, what) \
 	{ key, APP_KEY_ACCESS, offsetof(st, field), APP_FIELD_SIZE(st, field), -1, \
 	  0, allowed, what, NULL }
+/* the same, setting st.has (APP_HAS) when the key is given */
+#define APP_KEY_ACCESS_LIST_HAS(st, key, field, has, allowed, what) \
+	{ key, APP_KEY_ACCESS, offsetof(st, field), APP_FIELD_SIZE(st, field), has, \
+	  0, allowed, what, NULL }
 /* key read by fn(value, &st) */
 #define APP_KEY_READER(key, fn) { key, APP_KEY_FN, 0, 0, -1, 0, 0, NULL, fn }
 

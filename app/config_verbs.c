@@ -273,8 +273,9 @@ static const struct app_key qp_keys[] = {
 	APP_KEY_READER("type", qp_type),
 	APP_KEY_NUM(struct app_qp, "cq", cq, 0, OBJ_MAX, "a cq number"),
 	APP_KEY_NUM(struct app_qp, "port", port, 0, RTE_MAX_ETHPORTS - 1, "a port number"),
-	APP_KEY_ACCESS_LIST(struct app_qp, "access", access, QP_ACCESS, "a list of "
-			    "local_write, remote_write, remote_read, remote_atomic"),
+	APP_KEY_ACCESS_LIST_HAS(struct app_qp, "access", access,
+				APP_HAS(struct app_qp, has_access), QP_ACCESS, "a list of "
+				"local_write, remote_write, remote_read, remote_atomic"),
 	APP_KEY_NUM(struct app_qp, "remote_qpn", remote_qpn, 0, ROCE_PSN_MASK,
 		    "a 24-bit QP number"),
 	/* answers go where requests come from; our own requests go to
@@ -389,7 +390,7 @@ app_config_verbs_section(struct rte_cfgfile *cf, struct app_config *cfg,
 	}
 	if (strcmp(kind, "wr") == 0)
 		return list_append(cf, cfg, sec, &wr_list, cfg->wr, &cfg->nb_wrs,
-				   &(struct app_wr){ .signaled = true });
+				   &(struct app_wr){ .signaled = true, .wr_id = idx });
 	if (strcmp(kind, "recv") == 0)
 		return list_append(cf, cfg, sec, &recv_list, cfg->recv, &cfg->nb_recvs,
 				   &(struct app_recv){ .wr_id = idx });
@@ -506,6 +507,15 @@ check_data_wr(struct app_config *cfg, struct app_wr *wr)
 	return 0;
 }
 
+const struct app_wr *
+app_config_wr(const struct app_config *cfg, uint64_t wr_id)
+{
+	for (unsigned int i = 0; i < cfg->nb_wrs; i++)
+		if (cfg->wr[i].wr_id == wr_id)
+			return &cfg->wr[i];
+	return NULL;
+}
+
 /* A 24-bit PSN from the kernel's CSPRNG. */
 static uint32_t
 random_psn(void)
@@ -545,6 +555,16 @@ app_config_verbs_check(struct app_config *cfg)
 			qp->rq_psn = random_psn();
 		if (!cfg->sequential_keys && !qp->has_sq_psn)
 			qp->sq_psn = random_psn();
+		/* UC has no READ or ATOMIC: its default is remote_write, and
+		 * verbs refuses more (rxe, rdma-core) */
+		if (qp->uc && !qp->has_access)
+			qp->access = IBV_ACCESS_REMOTE_WRITE;
+		if (qp->uc && (qp->access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC))) {
+			app_conf_err(cfg->file, qp->section, "access",
+				     "a uc QP takes local_write and remote_write only "
+				     "(UC has no READ or ATOMIC)");
+			return -1;
+		}
 		if (!cfg->pd_present[qp->pd]) {
 			app_conf_err(cfg->file, qp->section, "pd", "no [pd %u]", qp->pd);
 			return -1;
@@ -582,6 +602,11 @@ app_config_verbs_check(struct app_config *cfg)
 
 		if (!need_qp(cfg, wr->section, wr->qpn))
 			return -1;
+		if (app_config_wr(cfg, wr->wr_id) != wr) {
+			app_conf_err(cfg->file, wr->section, NULL,
+				     "work request number %#" PRIx64 " used twice", wr->wr_id);
+			return -1;
+		}
 		if (wr->op == APP_WR_BIND_MW) {
 			if (!wr->has_mw || !cfg->mw[wr->mw].present) {
 				app_conf_err(cfg->file, wr->section, "mw", "bind_mw needs an existing [mw N]");

@@ -281,6 +281,8 @@ main(int argc, char **argv)
 		eal_argc = sep;
 		eal_argv = argv;
 	}
+	if (app_options_check_eal(eal_argc, eal_argv) != 0)
+		return EXIT_USAGE;
 	ret = rte_eal_init(eal_argc, eal_argv);
 	if (ret < 0) {
 		fprintf(stderr, "mwpath: EAL initialisation failed: %s\n",
@@ -333,6 +335,7 @@ main(int argc, char **argv)
 		status = EXIT_USAGE;
 		goto out_objects;
 	}
+	app_objects_print_keys(stdout, &objs);
 	assign_gates(&run, &objs);
 	steer(&run, &objs, opt.lcores_per_port);
 	app_telemetry_init(&run, &objs);

@@ -89,6 +89,18 @@ app_mr_sge_addr(const struct app_objects *o, unsigned int mr, uint64_t addr)
 	return o->cfg->mr[mr].has_iova ? addr : (uintptr_t)o->mem[mr] + addr;
 }
 
+/* [kind i] could not be made: say so against its section; -1. */
+static int
+object_err(const struct app_config *cfg, const char *kind, unsigned int i)
+{
+	char sec[32];
+	int err = errno;
+
+	snprintf(sec, sizeof(sec), "%s %u", kind, i);
+	app_conf_err(cfg->file, sec, NULL, "cannot make it: %s", strerror(err));
+	return -1;
+}
+
 int
 app_objects_create(const struct app_config *cfg, struct app_run *run,
 		   struct app_objects *o)
@@ -110,8 +122,8 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		return -1;
 	}
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
-		if (cfg->pd_present[i])
-			o->pd[i] = mwp_alloc_pd(o->ctx);
+		if (cfg->pd_present[i] && (o->pd[i] = mwp_alloc_pd(o->ctx)) == NULL)
+			return object_err(cfg, "pd", i);
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
 		const struct app_mr *c = &cfg->mr[i];
 
@@ -128,18 +140,17 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 			mwp_reg_mr_iova(o->pd[c->pd], o->mem[i], c->length,
 					c->has_iova ? c->iova : (uintptr_t)o->mem[i],
 					(int)c->access);
-		if (o->mr[i] == NULL) {
-			fprintf(stderr, "mwpath: %s: [mr %u]: cannot register: %s\n",
-				cfg->file, i, strerror(errno));
-			return -1;
-		}
+		if (o->mr[i] == NULL)
+			return object_err(cfg, "mr", i);
 	}
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
-		if (cfg->mw[i].present)
-			o->mw[i] = ibv_alloc_mw(o->pd[cfg->mw[i].pd],
-						(enum ibv_mw_type)cfg->mw[i].type);
-		if (cfg->cq[i].present)
-			o->cq[i] = mwp_create_cq(o->ctx, (int)cfg->cq[i].depth);
+		if (cfg->mw[i].present &&
+		    (o->mw[i] = ibv_alloc_mw(o->pd[cfg->mw[i].pd],
+					     (enum ibv_mw_type)cfg->mw[i].type)) == NULL)
+			return object_err(cfg, "mw", i);
+		if (cfg->cq[i].present &&
+		    (o->cq[i] = mwp_create_cq(o->ctx, (int)cfg->cq[i].depth)) == NULL)
+			return object_err(cfg, "cq", i);
 	}
 	for (unsigned int i = 0; i < cfg->nb_qps; i++) {
 		const struct app_qp *c = &cfg->qp[i];
@@ -157,15 +168,14 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		ia.cap.max_recv_wr = RTE_MAX(recvs, 1u);
 
 		if (c->port >= run->nb_ports) {
-			fprintf(stderr, "mwpath: %s: [%s] port: the EAL has %u port%s\n",
-				cfg->file, c->section, run->nb_ports,
-				run->nb_ports == 1 ? "" : "s");
+			app_conf_err(cfg->file, c->section, "port", "the EAL has %u port%s",
+				     run->nb_ports, run->nb_ports == 1 ? "" : "s");
 			return -1;
 		}
 		o->qp[i] = mwp_create_qp_num(o->pd[c->pd], &ia, c->qpn);
 		if (o->qp[i] == NULL) {
-			fprintf(stderr, "mwpath: %s: [%s]: cannot create: %s\n", cfg->file,
-				c->section, strerror(errno));
+			app_conf_err(cfg->file, c->section, NULL, "cannot create: %s",
+				     strerror(errno));
 			return -1;
 		}
 		o->nb_qps = i + 1;
@@ -175,8 +185,9 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		if (ret == 0)
 			ret = mwp_port_attach_qp(run->ports[c->port], o->qp[i]);
 		if (ret != 0) {
-			fprintf(stderr, "mwpath: %s: [%s]: %s\n", cfg->file, c->section,
-				strerror(ret));
+			app_conf_err(cfg->file, c->section, NULL,
+				     "cannot take it to RTS on port %u: %s", c->port,
+				     strerror(ret));
 			return -1;
 		}
 		/* the peer needs them: say what was drawn */
@@ -192,6 +203,12 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 				goto nomem;
 			o->recv_mr[i] = mwp_reg_mr(o->pd[c->pd], o->recv_mem[i], len,
 						   IBV_ACCESS_LOCAL_WRITE);
+			if (o->recv_mr[i] == NULL) {
+				app_conf_err(cfg->file, c->section, "recv",
+					     "cannot register the receive buffers: %s",
+					     strerror(errno));
+				return -1;
+			}
 			for (unsigned int r = 0; r < c->recv_count; r++) {
 				struct ibv_sge sge = {
 					.addr = (uintptr_t)o->recv_mem[i] + (uint64_t)r * c->recv_size,
@@ -199,8 +216,11 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 				struct ibv_recv_wr wr = { .wr_id = r, .sg_list = &sge, .num_sge = 1 };
 				struct ibv_recv_wr *bad;
 
-				if (ibv_post_recv(o->qp[i], &wr, &bad) != 0)
-					goto nomem;
+				if (ibv_post_recv(o->qp[i], &wr, &bad) != 0) {
+					app_conf_err(cfg->file, c->section, "recv",
+						     "cannot post receive %u", r);
+					return -1;
+				}
 			}
 		}
 	}
@@ -219,8 +239,8 @@ app_objects_create(const struct app_config *cfg, struct app_run *run,
 		}
 		ret = ibv_post_recv(app_objects_qp(o, r->qpn), &wr, &bad);
 		if (ret != 0) {
-			fprintf(stderr, "mwpath: %s: [%s]: posting failed: %s\n", cfg->file,
-				r->section, strerror(ret));
+			app_conf_err(cfg->file, r->section, NULL, "posting failed: %s",
+				     strerror(ret));
 			return -1;
 		}
 	}

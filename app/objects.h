@@ -39,6 +39,8 @@ struct app_objects {
 	unsigned int recv_ok, recv_failed, recv_flushed;	/* receive completions */
 	struct app_cqe_log log[APP_MAX_OBJ];		/* per [cq N] */
 	struct app_gate gate[RTE_MAX_ETHPORTS];
+	bool starting;			/* app_workreqs_start is running */
+	unsigned int gate_delay_us;	/* MWPATH_DEBUG_GATE_DELAY_US (tests) */
 };
 
 /**
@@ -87,8 +89,17 @@ uint64_t app_mr_sge_addr(const struct app_objects *o, unsigned int mr, uint64_t 
  */
 int app_workreqs_start(struct app_objects *o);
 
+/** A completion status as the dump writes it ("success", "mw_bind_err"...). */
+const char *app_wc_status_name(enum ibv_wc_status s);
+
+/** A completion opcode as the dump writes it ("send", "bind_mw"...). */
+const char *app_wc_opcode_name(enum ibv_wc_opcode op);
+
 /** "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR". */
 const char *app_qp_state_name(enum ibv_qp_state s);
+
+/** Print each region's and window's keys, in hex (at start). */
+void app_objects_print_keys(FILE *out, const struct app_objects *o);
 
 /** Print what the objects did (one line per QP). */
 void app_objects_print(FILE *out, const struct app_objects *o);

@@ -154,6 +154,100 @@ app_options_parse(int argc, char **argv, struct app_options *o)
 	return APP_PARSE_RUN;
 }
 
+/* Is arg one of the program's long options (--name or --name=value)? */
+static const char *
+program_option(const char *arg)
+{
+	if (strncmp(arg, "--", 2) != 0)
+		return NULL;
+	for (const struct option *lo = long_opts; lo->name != NULL; lo++) {
+		size_t n = strlen(lo->name);
+
+		/* --help and --version are EAL's too (-h, -v) */
+		if (lo->has_arg == no_argument)
+			continue;
+		if (strncmp(arg + 2, lo->name, n) == 0 &&
+		    (arg[2 + n] == '\0' || arg[2 + n] == '='))
+			return lo->name;
+	}
+	return NULL;
+}
+
+/* A pcap file libpcap reads: pcap (either byte order, us or ns) or pcapng. */
+static int
+check_pcap(const char *vdev, const char *path, size_t len)
+{
+	static const uint32_t magic[] = { 0xa1b2c3d4, 0xd4c3b2a1, 0xa1b23c4d,
+					  0x4d3cb2a1, 0x0a0d0d0a };
+	char file[PATH_MAX];
+	uint32_t m = 0;
+	FILE *f;
+
+	if (len >= sizeof(file)) {
+		fprintf(stderr, "mwpath: --vdev %s: rx_pcap: path too long\n", vdev);
+		return -1;
+	}
+	memcpy(file, path, len);
+	file[len] = '\0';
+	f = fopen(file, "rb");
+	if (f == NULL) {
+		fprintf(stderr, "mwpath: --vdev %s: rx_pcap %s: %s\n", vdev, file,
+			strerror(errno));
+		return -1;
+	}
+	if (fread(&m, sizeof(m), 1, f) != 1)
+		m = 0;
+	fclose(f);
+	for (size_t i = 0; i < RTE_DIM(magic); i++)
+		if (m == magic[i])
+			return 0;
+	fprintf(stderr, "mwpath: --vdev %s: rx_pcap %s: not a pcap or pcapng file\n",
+		vdev, file);
+	return -1;
+}
+
+/* Every rx_pcap=FILE of one --vdev's argument. */
+static int
+check_vdev(const char *v)
+{
+	size_t name_len = strcspn(v, ",");
+	char name[64];
+
+	snprintf(name, sizeof(name), "%.*s", (int)name_len, v);
+	for (const char *p = v + name_len; *p == ','; ) {
+		size_t n;
+
+		p++;
+		n = strcspn(p, ",");
+		if (strncmp(p, "rx_pcap=", 8) == 0 && check_pcap(name, p + 8, n - 8) != 0)
+			return -1;
+		p += n;
+	}
+	return 0;
+}
+
+int
+app_options_check_eal(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *name = program_option(argv[i]);
+
+		if (name != NULL) {
+			fprintf(stderr, "mwpath: --%s is mwpath's option, not EAL's: put it "
+				"after \"--\" (mwpath [EAL options] -- [options])\n", name);
+			return -1;
+		}
+		if (strcmp(argv[i], "--vdev") == 0 && i + 1 < argc) {
+			if (check_vdev(argv[++i]) != 0)
+				return -1;
+		} else if (strncmp(argv[i], "--vdev=", 7) == 0 &&
+			   check_vdev(argv[i] + 7) != 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 app_default_eal_args(char ***argv_out, const char *prog)
 {

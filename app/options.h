@@ -32,6 +32,14 @@ enum app_parse_result app_options_parse(int argc, char **argv,
 void app_usage(void);
 
 /** The EAL arguments used when the user gives none (NULL-terminated). */
+/**
+ * Check the EAL's part of the command line (argv[1] to argv[argc - 1])
+ * before the EAL sees it: a program option put before "--" gets a one-line
+ * hint instead of the EAL's usage; a net_pcap rx_pcap that cannot be read
+ * is named.  Returns 0, or -1 after printing one line.
+ */
+int app_options_check_eal(int argc, char **argv);
+
 int app_default_eal_args(char ***argv_out, const char *prog);
 
 /** Directory holding the bundled configuration and traffic. */

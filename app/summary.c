@@ -235,3 +235,19 @@ app_objects_print(FILE *out, const struct app_objects *o)
 		}
 	}
 }
+
+void
+app_objects_print_keys(FILE *out, const struct app_objects *o)
+{
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
+		struct mwp_mw_info mw;
+
+		if (o->mr[i] != NULL)
+			fprintf(out, "mwpath: [mr %u] lkey 0x%08" PRIx32 " rkey 0x%08" PRIx32 "\n",
+				i, o->mr[i]->lkey, o->mr[i]->rkey);
+		if (o->mw[i] != NULL && mwp_mw_query_info(o->mw[i], &mw) == 0)
+			fprintf(out, "mwpath: [mw %u] type %u rkey 0x%08" PRIx32 " %s\n", i,
+				o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2, mw.rkey,
+				mw.valid ? "bound" : "not bound");
+	}
+}
