@@ -7,6 +7,10 @@
 #
 #   ./install-deps.sh          build, run and test
 #   ./install-deps.sh --bench  also what bench/ needs (valgrind)
+#   ./install-deps.sh --aarch64
+#                              also the aarch64 stage's: the cross compiler,
+#                              qemu-user, and the arm64 sysroot of Debian's
+#                              own packages (cross/aarch64-sysroot.sh)
 #
 # Also fetches (not installs) Debian's kernel package into $kcache: the
 # interop suite's guest boots it (test/interop/build-guest.sh).
@@ -28,9 +32,17 @@ pkgs=(
 	python3-pyverbs		# ... and rdma-core's own tests
 	qemu-system-x86 busybox-static cpio kmod	# the rxe guest of test/interop/
 )
-if [[ ${1:-} == --bench ]]; then
-	pkgs+=(valgrind) # callgrind, for bench/instr_count.sh
-fi
+aarch64=false
+for arg in "$@"; do
+	case $arg in
+	--bench) pkgs+=(valgrind) ;;	# callgrind, for bench/instr_count.sh
+	--aarch64)
+		# test/run-all.sh's aarch64 stage (cross/aarch64-linux-gnu.ini)
+		pkgs+=(gcc-aarch64-linux-gnu qemu-user)
+		aarch64=true ;;
+	*) echo "install-deps: unknown option $arg (--bench, --aarch64)" >&2; exit 2 ;;
+	esac
+done
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -40,7 +52,17 @@ for p in "${pkgs[@]}"; do
 done
 kcache=${MWPATH_INTEROP_CACHE:-/var/cache/mwpath-interop}
 kernel=$(ls "$kcache"/linux-image-*-amd64_*.deb 2>/dev/null || true)
-[[ ${#missing[@]} -eq 0 && -n $kernel ]] && exit 0
+cross_sysroot() {
+	# silent and quick when the sysroot is up to date
+	$aarch64 || return 0
+	local run=()
+	[[ $(id -u) -eq 0 ]] || run=(sudo)
+	"${run[@]}" "$(dirname "$0")/cross/aarch64-sysroot.sh"
+}
+if [[ ${#missing[@]} -eq 0 && -n $kernel ]]; then
+	cross_sysroot
+	exit 0
+fi
 
 sudo=()
 if [[ $(id -u) -ne 0 ]]; then
@@ -61,4 +83,5 @@ if [[ -z $kernel ]]; then
 	(cd "$kcache" && "${sudo[@]}" apt-get download -qq "$kpkg" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2 || true)
 	ls "$kcache"/linux-image-*-amd64_*.deb >/dev/null
 fi
+cross_sysroot
 echo "install-deps: done" >&2
