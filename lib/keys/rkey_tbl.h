@@ -19,6 +19,9 @@
 #include <stdint.h>
 
 #include <rte_hash_crc.h>
+#if defined(RTE_ARCH_ARM64) && defined(__ARM_FEATURE_CRC32)
+#include <arm_acle.h>
+#endif
 #include <rte_rcu_qsbr.h>
 
 /** What a key names. */
@@ -137,14 +140,18 @@ unsigned int mwp_keys_lookup_burst(const struct mwp_key_table *t,
 				   const struct mwp_binding **out);
 
 /** The table's hash of an R_Key (CRC32-C of the word), for
- * mwp_keys_lookup_bulk.  With SSE4.2 known at build time, the instruction
- * itself: rte_hash_crc_4byte tests at run time which one to use, on
- * every call (the same value either way). */
+ * mwp_keys_lookup_bulk.  With the CRC32-C instruction known at build time
+ * (x86 SSE4.2; arm64 __ARM_FEATURE_CRC32, which Debian's arm64 libdpdk.pc
+ * sets with -march=armv8-a+crc), the instruction itself:
+ * rte_hash_crc_4byte tests at run time which one to use, on every call
+ * (the same value either way). */
 static inline uint32_t
 mwp_keys_sig(uint32_t rkey)
 {
 #if defined(__SSE4_2__)
 	return __builtin_ia32_crc32si(0, rkey);
+#elif defined(RTE_ARCH_ARM64) && defined(__ARM_FEATURE_CRC32)
+	return __crc32cw(0, rkey);
 #else
 	return rte_hash_crc_4byte(rkey, 0);
 #endif

@@ -13,7 +13,8 @@
  *
  * The method and constants are those of Intel's "Fast CRC Computation for
  * Generic Polynomials Using PCLMULQDQ Instruction" (Gopal et al., 2009),
- * for the reflected polynomial 0x104c11db7: fold by 16 bytes with
+ * for the reflected polynomial 0x104c11db7 (x86 PCLMULQDQ and VPCLMULQDQ;
+ * arm64 PMULL, below): fold by 16 bytes with
  * k3 = x^(128+32) mod P and k4 = x^(128-32) mod P, then 128 -> 64 bits with
  * k5 = x^64 mod P, then Barrett reduction with mu = x^64 / P.
  */
@@ -298,7 +299,156 @@ mwp_crc32_mb(const struct mwp_crc_lane *lanes, uint32_t *crc, unsigned int n)
 		crc[i] = crc_one(&lanes[i]);
 }
 
-#else /* not x86: callers use ISA-L */
+#elif defined(RTE_ARCH_ARM64)
+/*
+ * The same folds with PMULL (the ARMv8 crypto extension), chosen at run
+ * time: Debian's arm64 DPDK baseline is armv8-a+crc, without crypto, and
+ * a Cortex-A72 without it exists.  vmull_p64 multiplies the low halves
+ * (PCLMULQDQ 0x00), vmull_high_p64 the high ones (0x11).  Four lanes in
+ * lock step hide PMULL's latency; NEON's 32 registers hold them and the
+ * constants.
+ */
+#include <arm_neon.h>
+#include <sys/auxv.h>
+
+#ifndef HWCAP_PMULL
+#define HWCAP_PMULL (1 << 4)
+#endif
+
+#define TARGET __attribute__((target("+crypto")))
+
+static const uint64_t k3k4[2] __rte_aligned(16) = { 0x01751997d0, 0x00ccaa009e };
+#define K5 UINT64_C(0x0163cd6124)
+#define POLY UINT64_C(0x01db710641)	/* P */
+#define MU UINT64_C(0x01f7011641)	/* x^64 / P */
+
+static inline TARGET uint64x2_t
+clmul(uint64_t a, uint64_t b)
+{
+	return vreinterpretq_u64_p128(vmull_p64((poly64_t)a, (poly64_t)b));
+}
+
+static inline TARGET uint64x2_t
+load_raw(const struct mwp_crc_lane *l, uint16_t j)
+{
+	return vreinterpretq_u64_u8(vld1q_u8(l->base + 16 * j));
+}
+
+/* Block j of a lane: a load, masked where the lane says so. */
+static inline TARGET uint64x2_t
+load_block(const struct mwp_crc_lane *l, uint16_t j)
+{
+	uint64x2_t v = load_raw(l, j);
+
+	if (l->mask != NULL && j < MWP_CRC_MB_MASKED)
+		v = vorrq_u64(vandq_u64(v, vreinterpretq_u64_u8(vld1q_u8(l->mask->and_[j]))),
+			      vreinterpretq_u64_u8(vld1q_u8(l->mask->or_[j])));
+	return v;
+}
+
+static inline TARGET uint64x2_t
+fold16(uint64x2_t x, uint64x2_t k, uint64x2_t next)
+{
+	uint64x2_t lo = clmul(vgetq_lane_u64(x, 0), vgetq_lane_u64(k, 0));
+	uint64x2_t hi = vreinterpretq_u64_p128(vmull_high_p64(vreinterpretq_p64_u64(x),
+							      vreinterpretq_p64_u64(k)));
+
+	return veorq_u64(veorq_u64(hi, lo), next);
+}
+
+/* 128 bits of folded state -> the 32-bit CRC register: the x86 reduce()
+ * step by step, with the multiplications that read only the low 32 bits
+ * of a lane given those bits alone. */
+static inline TARGET uint32_t
+reduce(uint64x2_t x1)
+{
+	const uint64x2_t zero = vdupq_n_u64(0);
+	uint64x2_t x2;
+	uint64_t t;
+
+	/* 128 -> 64 bits */
+	x2 = clmul(vgetq_lane_u64(x1, 0), k3k4[1]);
+	x1 = vreinterpretq_u64_u8(vextq_u8(vreinterpretq_u8_u64(x1),
+					   vreinterpretq_u8_u64(zero), 8));
+	x1 = veorq_u64(x1, x2);
+	x2 = vreinterpretq_u64_u8(vextq_u8(vreinterpretq_u8_u64(x1),
+					   vreinterpretq_u8_u64(zero), 4));
+	x1 = clmul(vgetq_lane_u64(x1, 0) & UINT32_MAX, K5);
+	x1 = veorq_u64(x1, x2);
+	/* Barrett: 64 -> 32 bits */
+	t = vgetq_lane_u64(clmul(vgetq_lane_u64(x1, 0) & UINT32_MAX, MU), 0);
+	x1 = veorq_u64(x1, clmul(t & UINT32_MAX, POLY));
+	return vgetq_lane_u32(vreinterpretq_u32_u64(x1), 1);
+}
+
+/* Fold blocks [from, nblocks) of one lane into x. */
+static inline TARGET uint64x2_t
+fold_rest(uint64x2_t x, uint64x2_t k, const struct mwp_crc_lane *l, uint16_t from)
+{
+	for (uint16_t j = from; j < l->nblocks; j++)
+		x = fold16(x, k, load_block(l, j));
+	return x;
+}
+
+static TARGET uint32_t
+crc_one(const struct mwp_crc_lane *l)
+{
+	const uint64x2_t k = vld1q_u64(k3k4);
+
+	return reduce(fold_rest(load_block(l, 0), k, l, 1));
+}
+
+/* Four lanes; the common length in lock step, the rest one by one. */
+static TARGET void
+crc_four(const struct mwp_crc_lane *l, uint32_t *crc)
+{
+	const uint64x2_t k = vld1q_u64(k3k4);
+	uint64x2_t x0, x1, x2, x3;
+	uint16_t common = l[0].nblocks, j;
+
+	for (int i = 1; i < 4; i++)
+		common = RTE_MIN(common, l[i].nblocks);
+	/* named, not an array, so that the states stay in registers */
+	x0 = load_block(&l[0], 0);
+	x1 = load_block(&l[1], 0);
+	x2 = load_block(&l[2], 0);
+	x3 = load_block(&l[3], 0);
+	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++) {
+		x0 = fold16(x0, k, load_block(&l[0], j));
+		x1 = fold16(x1, k, load_block(&l[1], j));
+		x2 = fold16(x2, k, load_block(&l[2], j));
+		x3 = fold16(x3, k, load_block(&l[3], j));
+	}
+	for (; j < common; j++) {
+		x0 = fold16(x0, k, load_raw(&l[0], j));
+		x1 = fold16(x1, k, load_raw(&l[1], j));
+		x2 = fold16(x2, k, load_raw(&l[2], j));
+		x3 = fold16(x3, k, load_raw(&l[3], j));
+	}
+	crc[0] = reduce(fold_rest(x0, k, &l[0], j));
+	crc[1] = reduce(fold_rest(x1, k, &l[1], j));
+	crc[2] = reduce(fold_rest(x2, k, &l[2], j));
+	crc[3] = reduce(fold_rest(x3, k, &l[3], j));
+}
+
+bool
+mwp_crc32_mb_available(void)
+{
+	return (getauxval(AT_HWCAP) & HWCAP_PMULL) != 0;
+}
+
+void
+mwp_crc32_mb(const struct mwp_crc_lane *lanes, uint32_t *crc, unsigned int n)
+{
+	unsigned int i = 0;
+
+	for (; i + 4 <= n; i += 4)
+		crc_four(&lanes[i], &crc[i]);
+	for (; i < n; i++)
+		crc[i] = crc_one(&lanes[i]);
+}
+
+#else /* neither x86 nor arm64: callers use ISA-L */
 
 bool
 mwp_crc32_mb_available(void)

@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/** The CPU has what mwp_crc32_mb needs (x86 PCLMULQDQ and SSE4.1). */
+/** The CPU has what mwp_crc32_mb needs: x86 PCLMULQDQ and SSE4.1 (CPUID;
+ *  with AVX2 and VPCLMULQDQ it also takes eight lanes at once), arm64
+ *  PMULL (AT_HWCAP's HWCAP_PMULL).  Elsewhere false. */
 bool mwp_crc32_mb_available(void);
 
 /** Leading blocks of a lane that may be masked. */
