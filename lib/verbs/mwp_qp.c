@@ -98,21 +98,18 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	if (qp == NULL)
 		return mwp_null_errno(ENOMEM);
 	qp->dev = d;
-	qp->max_send_wr = cap->max_send_wr;
-	qp->max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
-	qp->max_send_sge = cap->max_send_sge;
-	qp->max_recv_sge = cap->max_recv_sge;
-	qp->max_inline = cap->max_inline_data;
+	qp->cap = *cap;
+	qp->cap.max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	/* Posting may come from several threads; one thread executes. */
-	qp->sq = make_ring("sq", sizeof(struct mwp_wqe), qp->max_send_wr,
+	qp->sq = make_ring("sq", sizeof(struct mwp_wqe), qp->cap.max_send_wr,
 			   d->socket, RING_F_SC_DEQ);
 	/* The responder lcore and the ERR flush may both take receives:
 	 * HTS keeps that safe and allows peeking. */
-	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), qp->max_recv_wr,
+	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), qp->cap.max_recv_wr,
 			   d->socket, RING_F_MC_HTS_DEQ);
 	/* the window holds every WQE from execution to completion */
-	qp->swq_mask = rte_align32pow2(qp->max_send_wr) - 1;
+	qp->swq_mask = rte_align32pow2(qp->cap.max_send_wr) - 1;
 	qp->swq = calloc(qp->swq_mask + 1, sizeof(*qp->swq));
 	if (qp->sq == NULL || qp->rq == NULL || qp->swq == NULL) {
 		free_qp(qp);
@@ -407,7 +404,7 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 {
 	memset(w, 0, sizeof(*w));
 	if (!opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
-	    (uint32_t)wr->num_sge > qp->max_send_sge)
+	    (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return EINVAL;
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
@@ -475,7 +472,7 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 			return EINVAL;
 		for (int i = 0; i < wr->num_sge; i++)
 			total += wr->sg_list[i].length;
-		if (total > qp->max_inline || total > sizeof(w->inline_data))
+		if (total > qp->cap.max_inline_data || total > sizeof(w->inline_data))
 			return EINVAL;
 		for (int i = 0; i < wr->num_sge; i++) {
 			memcpy(w->inline_data + w->inline_len,
@@ -528,7 +525,7 @@ mwp_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		struct mwp_rwqe r = { .wr_id = wr->wr_id };
 
 		if (st == IBV_QPS_RESET || wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->max_recv_sge) {
+		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
 			ret = EINVAL;
 			break;
 		}
@@ -590,44 +587,35 @@ mwp_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int attr_mask,
 	     struct ibv_qp_init_attr *init)
 {
 	struct mwp_qp *qp = to_mqp(ibqp);
+	enum ibv_qp_state state;
 
 	RTE_SET_USED(attr_mask);
 	if (a == NULL || init == NULL)
 		return EINVAL;
-	memset(a, 0, sizeof(*a));
-	memset(init, 0, sizeof(*init));
 	pthread_mutex_lock(&qp->dev->lock);
-	a->qp_state = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
-	a->cur_qp_state = a->qp_state;
-	a->path_mtu = qp->path_mtu;
-	a->path_mig_state = IBV_MIG_MIGRATED;
-	a->qkey = 0;
-	a->rq_psn = qp->rq_psn;
-	a->sq_psn = qp->sq_psn;
-	a->dest_qp_num = qp->dest_qpn;
-	a->qp_access_flags = (int)qp->access_flags;
-	a->cap.max_send_wr = qp->max_send_wr;
-	a->cap.max_recv_wr = qp->max_recv_wr;
-	a->cap.max_send_sge = qp->max_send_sge;
-	a->cap.max_recv_sge = qp->max_recv_sge;
-	a->cap.max_inline_data = qp->max_inline;
-	a->ah_attr.is_global = 1;
-	memcpy(a->ah_attr.grh.dgid.raw, qp->peer_gid, 16);
-	a->ah_attr.grh.hop_limit = 64;
-	a->ah_attr.port_num = qp->port_num;
-	a->port_num = qp->port_num;
-	a->max_rd_atomic = qp->max_rd_atomic;
-	a->max_dest_rd_atomic = qp->max_dest_rd_atomic;
-	a->min_rnr_timer = qp->min_rnr_timer;
-	a->timeout = qp->timeout;
-	a->retry_cnt = qp->retry_cnt;
-	a->rnr_retry = qp->rnr_retry;
-	init->qp_context = ibqp->qp_context;
-	init->send_cq = ibqp->send_cq;
-	init->recv_cq = ibqp->recv_cq;
-	init->cap = a->cap;
-	init->qp_type = ibqp->qp_type;
-	init->sq_sig_all = qp->sq_sig_all;
+	state = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
+	*a = (struct ibv_qp_attr){
+		.qp_state = state, .cur_qp_state = state,
+		.path_mtu = qp->path_mtu, .path_mig_state = IBV_MIG_MIGRATED,
+		.rq_psn = qp->rq_psn, .sq_psn = qp->sq_psn,
+		.dest_qp_num = qp->dest_qpn,
+		.qp_access_flags = (int)qp->access_flags,
+		.cap = qp->cap,
+		.ah_attr = { .is_global = 1, .grh.hop_limit = 64, .port_num = qp->port_num },
+		.port_num = qp->port_num,
+		.max_rd_atomic = qp->max_rd_atomic,
+		.max_dest_rd_atomic = qp->max_dest_rd_atomic,
+		.min_rnr_timer = qp->min_rnr_timer,
+		.timeout = qp->timeout, .retry_cnt = qp->retry_cnt, .rnr_retry = qp->rnr_retry,
+	};
+	memcpy(a->ah_attr.grh.dgid.raw, qp->peer_gid, sizeof(a->ah_attr.grh.dgid.raw));
+	*init = (struct ibv_qp_init_attr){
+		.qp_context = ibqp->qp_context,
+		.send_cq = ibqp->send_cq, .recv_cq = ibqp->recv_cq,
+		.cap = qp->cap,
+		.qp_type = ibqp->qp_type,
+		.sq_sig_all = qp->sq_sig_all,
+	};
 	pthread_mutex_unlock(&qp->dev->lock);
 	return 0;
 }

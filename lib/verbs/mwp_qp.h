@@ -214,8 +214,7 @@ struct mwp_qp {
 	struct mwp_dev *dev;
 	struct mwp_cq *scq, *rcq;
 	bool sq_sig_all;
-	uint32_t max_send_wr, max_recv_wr;
-	uint32_t max_send_sge, max_recv_sge, max_inline;
+	struct ibv_qp_cap cap;		/* as created (max_recv_wr at least 1) */
 	/* send queue: posted (ring), then executed (swq, in order) */
 	struct rte_ring *sq;		/* of struct mwp_wqe */
 	struct mwp_swqe *swq;		/* [swq_mask + 1] */

@@ -62,7 +62,7 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
 		return EINVAL;
 	/* A slot is held from post to completion (verbs' send queue depth). */
-	if (__atomic_fetch_add(&qp->sq_used, 1, __ATOMIC_ACQ_REL) >= qp->max_send_wr) {
+	if (__atomic_fetch_add(&qp->sq_used, 1, __ATOMIC_ACQ_REL) >= qp->cap.max_send_wr) {
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
