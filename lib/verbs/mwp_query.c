@@ -18,32 +18,28 @@ mwp_qp_query_info(const struct ibv_qp *ibqp, struct mwp_qp_info *info)
 	if (ibqp == NULL || info == NULL)
 		return EINVAL;
 	qp = to_mqp(ibqp);
-	info->dest_qpn = qp->dest_qpn;
-	info->sq_psn = qp->sq_psn;
-	info->expected_psn = qp->resp.epsn;
-	info->msn = qp->resp.msn;
-	info->req_next_psn = qp->req.psn;
-	info->req_unacked_psn = qp->req.una;
-	info->port = qp->port;
-	info->resp = qp->resp.st;
-	info->req = qp->req.st;
+	*info = (struct mwp_qp_info){
+		.dest_qpn = qp->dest_qpn, .sq_psn = qp->sq_psn,
+		.expected_psn = qp->resp.epsn, .msn = qp->resp.msn,
+		.req_next_psn = qp->req.psn, .req_unacked_psn = qp->req.una,
+		.port = qp->port,
+		.resp = qp->resp.st, .req = qp->req.st,
+	};
 	return 0;
 }
 
 int
 mwp_mr_query_info(const struct ibv_mr *ibmr, struct mwp_mr_info *info)
 {
-	const struct mwp_mr *mr;
+	const struct mwp_mr *mr = to_mmr(ibmr);
 	struct mwp_dev *d;
 
 	if (ibmr == NULL || info == NULL)
 		return EINVAL;
-	mr = to_mmr(ibmr);
 	d = to_mdev(ibmr->context);
 	pthread_mutex_lock(&d->lock);
-	info->iova = mr->iova;
-	info->access = mr->access;
-	info->bound_mws = mr->bound_mws;
+	*info = (struct mwp_mr_info){ .iova = mr->iova, .access = mr->access,
+				      .bound_mws = mr->bound_mws };
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
@@ -51,17 +47,17 @@ mwp_mr_query_info(const struct ibv_mr *ibmr, struct mwp_mr_info *info)
 int
 mwp_mw_query_info(const struct ibv_mw *ibmw, struct mwp_mw_info *info)
 {
-	const struct mwp_mw *mw;
+	const struct mwp_mw *mw = to_mmw(ibmw);
 	struct mwp_dev *d;
+	bool valid;
 
 	if (ibmw == NULL || info == NULL)
 		return EINVAL;
-	mw = to_mmw(ibmw);
 	d = to_mdev(ibmw->context);
 	pthread_mutex_lock(&d->lock);
-	info->rkey = mw->cur_rkey;
-	info->valid = mw->state == MWP_MW_VALID;
-	info->mr = info->valid ? &mw->mr->ibmr : NULL;
+	valid = mw->state == MWP_MW_VALID;
+	*info = (struct mwp_mw_info){ .rkey = mw->cur_rkey, .valid = valid,
+				      .mr = valid ? &mw->mr->ibmr : NULL };
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }
