@@ -38,6 +38,19 @@ struct mwp_engine_cmd {
 	uint32_t done;
 };
 
+int
+mwp_engine_free(struct mwp_engine *e)
+{
+	if (e == NULL)
+		return 0;
+	if (!TAILQ_EMPTY(&e->qps) || e->nb_queues != 0)
+		return EBUSY;
+	rte_ring_free(e->db);
+	rte_ring_free(e->cmd);
+	rte_free(e);
+	return 0;
+}
+
 struct mwp_engine *
 mwp_engine_create(unsigned int id, int socket)
 {
@@ -61,25 +74,10 @@ mwp_engine_create(unsigned int id, int socket)
 	snprintf(name, sizeof(name), "mwp_cmd%u", n);
 	e->cmd = rte_ring_create(name, ENGINE_CMD_RING, socket, RING_F_SC_DEQ);
 	if (e->db == NULL || e->cmd == NULL) {
-		rte_ring_free(e->db);
-		rte_ring_free(e->cmd);
-		rte_free(e);
+		mwp_engine_free(e);
 		return mwp_null_rte_errno(ENOMEM);
 	}
 	return e;
-}
-
-int
-mwp_engine_free(struct mwp_engine *e)
-{
-	if (e == NULL)
-		return 0;
-	if (!TAILQ_EMPTY(&e->qps) || e->nb_queues != 0)
-		return EBUSY;
-	rte_ring_free(e->db);
-	rte_ring_free(e->cmd);
-	rte_free(e);
-	return 0;
 }
 
 void

@@ -16,6 +16,15 @@ mwp_mtu_valid(unsigned int mtu)
 	return mtu >= 256 && mtu <= 4096 && rte_is_power_of_2(mtu);
 }
 
+void
+mwp_port_free(struct mwp_port *port)
+{
+	if (port == NULL)
+		return;
+	mwp_neigh_free(port->neigh);
+	rte_free(port);
+}
+
 struct mwp_port *
 mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 {
@@ -41,19 +50,10 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 	port->neigh = mwp_neigh_create(conf->neigh_size, &conf->neigh, rte_get_tsc_hz(),
 				       socket);
 	if (port->neigh == NULL) {
-		rte_free(port);
+		mwp_port_free(port);
 		return mwp_null_rte_errno(ENOMEM);
 	}
 	return port;
-}
-
-void
-mwp_port_free(struct mwp_port *port)
-{
-	if (port == NULL)
-		return;
-	mwp_neigh_free(port->neigh);
-	rte_free(port);
 }
 
 void
