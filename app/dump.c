@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * --dump-dir: what a run leaves behind for a regression test to compare --
- * objects.json (every PD, MR, MW, CQ and QP with its keys, state, bound
- * range and counters), completions.json (every CQE in order, per CQ) and
- * mr-N.bin (the final bytes of each region).
+ * --dump-dir: what a run leaves behind for a regression test or a script to
+ * compare -- objects.json (the run, each port's counters, every PD, MR, MW,
+ * CQ and QP with its keys, state, bound range and counters),
+ * completions.json (every CQE in order, per CQ) and mr-N.bin (the final
+ * bytes of each region).
+ *
+ * The JSON is built with jansson.  Numbers a person reads as identifiers
+ * -- keys, QPNs, PSNs, addresses, immediate data -- are hex strings, as the
+ * summary, telemetry and mwpath-inspect print them; counts, lengths and
+ * indexes are integers.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -12,22 +18,103 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+#include <rte_ethdev.h>
+
 #include "dump.h"
 #include "mwpath.h"
 
-/* ["remote_write", ...] in the configuration's spelling */
-static void
-access_json(FILE *f, unsigned int a)
-{
-	const char *sep = "";
+/* Set when jansson could not allocate a value or a member: the file is
+ * then not written. */
+static bool dump_oom;
 
-	fputc('[', f);
+/* obj[key] = v (taking v); a failure is remembered in dump_oom */
+static void
+jset(json_t *obj, const char *key, json_t *v)
+{
+	if (v == NULL || json_object_set_new(obj, key, v) != 0)
+		dump_oom = true;
+}
+
+/* arr += v (taking v) */
+static void
+jappend(json_t *arr, json_t *v)
+{
+	if (v == NULL || json_array_append_new(arr, v) != 0)
+		dump_oom = true;
+}
+
+/* A count: a JSON integer (jansson's are signed 64-bit; a count never
+ * reaches 2^63). */
+static json_t *
+jcount(uint64_t v)
+{
+	return json_integer((json_int_t)v);
+}
+
+/* A number that may use all 64 bits (a wr_id): an integer, or a hex
+ * string from 2^63 up, where a JSON integer of jansson's ends. */
+static json_t *
+ju64(uint64_t v)
+{
+	char s[24];
+
+	if (v <= INT64_MAX)
+		return jcount(v);
+	snprintf(s, sizeof(s), "0x%" PRIx64, v);
+	return json_string(s);
+}
+
+/* "0x00000100": a key (L_Key, R_Key), 8 hex digits */
+static json_t *
+jkey(uint32_t v)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "0x%08" PRIx32, v);
+	return json_string(s);
+}
+
+/* "0x11": a QPN */
+static json_t *
+jqpn(uint32_t v)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "0x%" PRIx32, v);
+	return json_string(s);
+}
+
+/* "0x000006": a 24-bit PSN, 6 hex digits */
+static json_t *
+jpsn(uint32_t v)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "0x%06" PRIx32, v);
+	return json_string(s);
+}
+
+/* "0x10000": an address */
+static json_t *
+jaddr(uint64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "0x%" PRIx64, v);
+	return json_string(s);
+}
+
+/* ["remote_write", ...] in the configuration's spelling */
+static json_t *
+jaccess(unsigned int a)
+{
+	json_t *l = json_array();
+
 	for (size_t i = 0; i < APP_ACCESS_NAMES; i++)
-		if (a & app_access_names[i].bit) {
-			fprintf(f, "%s\"%s\"", sep, app_access_names[i].name);
-			sep = ", ";
-		}
-	fputc(']', f);
+		if (a & app_access_names[i].bit)
+			jappend(l, json_string(app_access_names[i].name));
+	return l;
 }
 
 /* The live descriptor of a key (no reader runs any more), or NULL. */
@@ -37,14 +124,17 @@ live(const struct app_objects *o, uint32_t rkey)
 	return mwp_keys_lookup(mwp_device_keys(o->ctx), rkey);
 }
 
-static void
-counters_json(FILE *f, const struct mwp_binding *b)
+static json_t *
+jkey_counters(const struct mwp_binding *b)
 {
+	json_t *c;
+
 	if (b == NULL)
-		fprintf(f, "null");
-	else
-		fprintf(f, "{\"allowed\": %" PRIu64 ", \"denied\": %" PRIu64 "}",
-			b->allowed, b->denied);
+		return json_null();
+	c = json_object();
+	jset(c, "allowed", jcount(b->allowed));
+	jset(c, "denied", jcount(b->denied));
+	return c;
 }
 
 static int
@@ -56,118 +146,248 @@ config_mr_index(const struct app_objects *o, const struct ibv_mr *mr)
 	return -1;
 }
 
-/*
- * One element of a JSON list, written after sep: false, having written
- * nothing, when there is none at index i.
- */
-typedef bool (*json_item_fn)(FILE *f, const struct app_objects *o, unsigned int i,
-			     const char *sep);
-
-/*
- * "  \"<name>\": [", the elements that item writes for the indexes 0 to
- * n - 1, each on a line of its own, then "\n  ]" and end.
- */
-static void
-json_list(FILE *f, const struct app_objects *o, const char *name, unsigned int n,
-	  json_item_fn item, const char *end)
+/* {"0x60": n, ..., "0x63": n}: NAKs by syndrome */
+static json_t *
+jnaks(const uint64_t naks[4])
 {
-	const char *sep = "";
+	json_t *n = json_object();
+	char name[8];
 
-	fprintf(f, "  \"%s\": [", name);
-	for (unsigned int i = 0; i < n; i++)
-		if (item(f, o, i, sep))
-			sep = ",";
-	fprintf(f, "\n  ]%s", end);
+	for (unsigned int k = 0; k < 4; k++) {
+		snprintf(name, sizeof(name), "0x%x", 0x60 + k);
+		jset(n, name, jcount(naks[k]));
+	}
+	return n;
 }
 
-static bool
-mr_json(FILE *f, const struct app_objects *o, unsigned int i, const char *sep)
+/* {"<reason>": n, ...}: every denial reason, zeros included */
+static json_t *
+jdenied(const uint64_t denied[MWP_DENY__MAX])
+{
+	json_t *d = json_object();
+
+	for (unsigned int r = 1; r < MWP_DENY__MAX; r++)
+		jset(d, mwp_deny_name(r), jcount(denied[r]));
+	return d;
+}
+
+/* What the summary prints of a port, as numbers. */
+static json_t *
+jport_counters(const struct app_run *run, uint16_t pid)
+{
+	const struct mwp_neigh_table *t = run->ports[pid]->neigh;
+	json_t *c = json_object(), *drops = json_object(), *ctrl = json_object();
+	struct mwp_ctrl_stats cs;
+	struct rte_eth_stats es;
+	struct mwp_stats s;
+
+	app_port_stats(run, pid, &s);
+	jset(c, "packets_in", jcount(s.rx_pkts));
+	jset(c, "bytes_in", jcount(s.rx_bytes));
+	jset(c, "packets_out", jcount(s.tx_pkts));
+	jset(c, "bytes_out", jcount(s.tx_bytes));
+	jset(c, "accepted", jcount(s.accepted));
+	jset(c, "control", jcount(s.ctrl));
+	jset(c, "dropped", jcount(mwp_stats_dropped(&s)));
+	for (unsigned int d = 1; d < MWP_DROP__MAX; d++)
+		jset(drops, mwp_drop_name(d), jcount(s.drop[d]));
+	jset(c, "drops", drops);
+	jset(c, "acks", jcount(s.acks));
+	jset(c, "naks", jnaks(s.naks));
+	jset(c, "rnr_naks", jcount(s.rnr_naks));
+	jset(c, "duplicates", jcount(s.duplicates));
+	jset(c, "denied", jdenied(s.denied));
+	app_port_ctrl_stats(run, pid, &cs);
+	for (unsigned int i = 0; i < MWP_CTRL__MAX; i++)
+		jset(ctrl, mwp_ctrl_name(i), jcount(cs.c[i]));
+	jset(c, "control_path", ctrl);
+	if (t != NULL) {
+		json_t *n = json_object();
+
+		jset(n, "lookups", jcount(t->st.lookups));
+		jset(n, "misses", jcount(t->st.misses));
+		jset(n, "probes", jcount(t->st.probes));
+		jset(n, "learned", jcount(t->st.learned));
+		jset(n, "updated", jcount(t->st.updated));
+		jset(n, "evicted", jcount(t->st.evicted));
+		jset(n, "failed", jcount(t->st.failed));
+		jset(n, "full", jcount(t->st.full));
+		jset(n, "ignored", jcount(t->st.ignored));
+		jset(c, "neighbours", n);
+	}
+	if (rte_eth_stats_get(pid, &es) == 0) {
+		json_t *e = json_object();
+
+		jset(e, "ipackets", jcount(es.ipackets));
+		jset(e, "imissed", jcount(es.imissed));
+		jset(e, "ierrors", jcount(es.ierrors));
+		jset(e, "rx_nombuf", jcount(es.rx_nombuf));
+		jset(e, "opackets", jcount(es.opackets));
+		jset(e, "oerrors", jcount(es.oerrors));
+		jset(c, "ethdev", e);
+	}
+	return c;
+}
+
+/* Each lcore queue of a port: what it took in and handed over. */
+static json_t *
+jport_queues(const struct app_run *run, uint16_t pid)
+{
+	json_t *l = json_array();
+
+	for (unsigned int i = 0; i < run->nb_lcores; i++) {
+		const struct mwp_lcore *lc = &run->lcores[i];
+
+		for (uint16_t q = 0; q < lc->nb_queues; q++) {
+			const struct mwp_lcore_queue *lq = &lc->q[q];
+			uint64_t hout = 0, hin = 0;
+			json_t *e;
+
+			if (lq->port_id != pid)
+				continue;
+			if (lq->mq != NULL)
+				mwp_queue_handoffs(lq->mq, &hout, &hin);
+			e = json_object();
+			jset(e, "queue", jcount(lq->queue_id));
+			jset(e, "lcore", jcount(lc->lcore_id));
+			jset(e, "packets_in", jcount(lq->stats.rx_pkts));
+			jset(e, "handed_to_owner", jcount(hout));
+			jset(e, "handed_over", jcount(hin));
+			jappend(l, e);
+		}
+	}
+	return l;
+}
+
+static json_t *
+jports(const struct app_run *run)
+{
+	json_t *l = json_array();
+
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		char name[RTE_ETH_NAME_MAX_LEN] = "?";
+		json_t *p = json_object();
+
+		rte_eth_dev_get_name_by_port(pid, name);
+		jset(p, "port", jcount(pid));
+		jset(p, "name", json_string(name));
+		jset(p, "counters", jport_counters(run, pid));
+		jset(p, "queues", jport_queues(run, pid));
+		jappend(l, p);
+	}
+	return l;
+}
+
+/* How long the run took, in seconds, and why it stopped. */
+static json_t *
+jrun(const struct app_run *run)
+{
+	json_t *r = json_object();
+
+	jset(r, "seconds", json_real(run->seconds));
+	jset(r, "stopped", json_string(run->stop_reason));
+	jset(r, "lcores", jcount(run->nb_lcores));
+	return r;
+}
+
+static json_t *
+jmr(const struct app_objects *o, unsigned int i)
 {
 	const struct ibv_mr *mr = o->mr[i];
 	struct mwp_mr_info mi;
+	json_t *m;
 
 	if (mr == NULL || mwp_mr_query_info(mr, &mi) != 0)
-		return false;
-	fprintf(f, "%s\n    {\"index\": %u, \"pd\": %u, \"lkey\": %" PRIu32
-		", \"rkey\": %" PRIu32 ", \"iova\": %" PRIu64 ", \"length\": %zu, "
-		"\"access\": ", sep, i, o->cfg->mr[i].pd, mr->lkey, mr->rkey,
-		mi.iova, mr->length);
-	access_json(f, mi.access);
-	fprintf(f, ", \"bound_windows\": %" PRIu32 ", \"counters\": ",
-		mi.bound_mws);
-	counters_json(f, live(o, mr->rkey));
-	fputc('}', f);
-	return true;
+		return NULL;
+	m = json_object();
+	jset(m, "index", jcount(i));
+	jset(m, "pd", jcount(o->cfg->mr[i].pd));
+	jset(m, "lkey", jkey(mr->lkey));
+	jset(m, "rkey", jkey(mr->rkey));
+	jset(m, "iova", jaddr(mi.iova));
+	jset(m, "length", jcount(mr->length));
+	jset(m, "access", jaccess(mi.access));
+	jset(m, "bound_windows", jcount(mi.bound_mws));
+	jset(m, "counters", jkey_counters(live(o, mr->rkey)));
+	return m;
 }
 
-static bool
-mw_json(FILE *f, const struct app_objects *o, unsigned int i, const char *sep)
+static json_t *
+jmw(const struct app_objects *o, unsigned int i)
 {
-	struct mwp_mw_info mw;
 	const struct mwp_binding *b;
+	struct mwp_mw_info mw;
+	json_t *w, *bound;
 
 	if (o->mw[i] == NULL || mwp_mw_query_info(o->mw[i], &mw) != 0)
-		return false;
+		return NULL;
 	b = mw.valid ? live(o, mw.rkey) : NULL;
-	fprintf(f, "%s\n    {\"index\": %u, \"pd\": %u, \"type\": %u, \"rkey\": %"
-		PRIu32 ", \"state\": \"%s\", \"bound\": ", sep, i,
-		o->cfg->mw[i].pd, o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2,
-		mw.rkey, mw.valid ? "valid" : "free");
+	w = json_object();
+	jset(w, "index", jcount(i));
+	jset(w, "pd", jcount(o->cfg->mw[i].pd));
+	jset(w, "type", jcount(o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2));
+	jset(w, "rkey", jkey(mw.rkey));
+	jset(w, "state", json_string(mw.valid ? "valid" : "free"));
 	if (b == NULL) {
-		fprintf(f, "null");
+		bound = json_null();
 	} else {
-		fprintf(f, "{\"mr\": %d, \"va\": %" PRIu64 ", \"length\": %" PRIu64
-			", \"zero_based\": %s, \"qp\": ", config_mr_index(o, mw.mr),
-			b->va, b->length, b->zero_based ? "true" : "false");
-		if (b->kind == MWP_KEY_MW2)
-			fprintf(f, "%" PRIu32, b->qpn);
-		else
-			fprintf(f, "null");
-		fprintf(f, ", \"access\": ");
-		access_json(f, b->access);
-		fputc('}', f);
+		bound = json_object();
+		jset(bound, "mr", json_integer(config_mr_index(o, mw.mr)));
+		jset(bound, "va", jaddr(b->va));
+		jset(bound, "length", jcount(b->length));
+		jset(bound, "zero_based", json_boolean(b->zero_based));
+		jset(bound, "qp", b->kind == MWP_KEY_MW2 ? jqpn(b->qpn) : json_null());
+		jset(bound, "access", jaccess(b->access));
 	}
-	fprintf(f, ", \"counters\": ");
-	counters_json(f, b);
-	fputc('}', f);
-	return true;
+	jset(w, "bound", bound);
+	jset(w, "counters", jkey_counters(b));
+	return w;
 }
 
-static bool
-qp_json(FILE *f, const struct app_objects *o, unsigned int i, const char *sep)
+static json_t *
+jqp(const struct app_objects *o, unsigned int i)
 {
 	const struct app_qp *c = &o->cfg->qp[i];
+	const struct mwp_qp_stats *s;
 	struct mwp_qp_info qi;
-	const struct mwp_qp_stats *s = &qi.resp;
+	json_t *q, *cnt, *req;
 
 	if (mwp_qp_query_info(o->qp[i], &qi) != 0)
-		return false;
-	fprintf(f, "%s\n    {\"qpn\": %" PRIu32 ", \"type\": \"%s\", \"state\": \"%s\", "
-		"\"port\": %u, \"pd\": %u, \"cq\": %u, \"remote_qpn\": %" PRIu32
-		", \"rq_psn\": %" PRIu32 ", \"sq_psn\": %" PRIu32 ", \"msn\": %" PRIu32
-		", \"counters\": {\"rx_pkts\": %" PRIu64 ", \"rx_bytes\": %" PRIu64
-		", \"acks\": %" PRIu64 ", \"naks\": {\"0x60\": %" PRIu64
-		", \"0x61\": %" PRIu64 ", \"0x62\": %" PRIu64 ", \"0x63\": %" PRIu64
-		"}, \"rnr_naks\": %" PRIu64 ", \"duplicates\": %" PRIu64
-		", \"read_resps\": %" PRIu64 ", \"atomics\": %" PRIu64
-		", \"acks_rx\": %" PRIu64 ", \"drops\": %" PRIu64
-		", \"denied\": {",
-		sep, c->qpn, c->uc ? "uc" : "rc", app_qp_state_name(o->qp[i]->state),
-		c->port, c->pd, c->cq, qi.dest_qpn, qi.expected_psn, qi.sq_psn,
-		qi.msn, s->rx_pkts, s->rx_bytes, s->acks, s->naks[0],
-		s->naks[1], s->naks[2], s->naks[3], s->rnr_naks, s->duplicates,
-		s->read_resps, s->atomics, s->acks_rx, s->drops);
-	for (unsigned int d = 1; d < MWP_DENY__MAX; d++)
-		fprintf(f, "%s\"%s\": %" PRIu64, d > 1 ? ", " : "",
-			mwp_deny_name(d), s->denied[d]);
+		return NULL;
+	s = &qi.resp;
+	q = json_object();
+	jset(q, "qpn", jqpn(c->qpn));
+	jset(q, "type", json_string(c->uc ? "uc" : "rc"));
+	jset(q, "state", json_string(app_qp_state_name(o->qp[i]->state)));
+	jset(q, "port", jcount(c->port));
+	jset(q, "pd", jcount(c->pd));
+	jset(q, "cq", jcount(c->cq));
+	jset(q, "remote_qpn", jqpn(qi.dest_qpn));
+	jset(q, "rq_psn", jpsn(qi.expected_psn));
+	jset(q, "sq_psn", jpsn(qi.sq_psn));
+	jset(q, "msn", jcount(qi.msn));
+	cnt = json_object();
+	jset(cnt, "rx_pkts", jcount(s->rx_pkts));
+	jset(cnt, "rx_bytes", jcount(s->rx_bytes));
+	jset(cnt, "acks", jcount(s->acks));
+	jset(cnt, "naks", jnaks(s->naks));
+	jset(cnt, "rnr_naks", jcount(s->rnr_naks));
+	jset(cnt, "duplicates", jcount(s->duplicates));
+	jset(cnt, "read_resps", jcount(s->read_resps));
+	jset(cnt, "atomics", jcount(s->atomics));
+	jset(cnt, "acks_rx", jcount(s->acks_rx));
+	jset(cnt, "drops", jcount(s->drops));
+	jset(cnt, "denied", jdenied(s->denied));
+	jset(q, "counters", cnt);
 	/* the requester: its PSNs and counters */
-	fprintf(f, "}}, \"requester\": {\"next_psn\": %" PRIu32
-		", \"unacked_psn\": %" PRIu32, qi.req_next_psn, qi.req_unacked_psn);
-#define _(n, t) fprintf(f, ", \"" #n "\": %" PRIu64, qi.req.n);
+	req = json_object();
+	jset(req, "next_psn", jpsn(qi.req_next_psn));
+	jset(req, "unacked_psn", jpsn(qi.req_unacked_psn));
+#define _(n, t) jset(req, #n, jcount(qi.req.n));
 	MWP_FOREACH_REQ_STAT(_)
 #undef _
-	fprintf(f, "}}");
-	return true;
+	jset(q, "requester", req);
+	return q;
 }
 
 struct key_list {
@@ -193,98 +413,158 @@ cmp_u32(const void *a, const void *b)
 }
 
 /* every live R_Key, in increasing order */
-static void
-dump_keys(FILE *f, const struct app_objects *o)
+static json_t *
+jlive_keys(const struct app_objects *o)
 {
 	static struct key_list l;
+	json_t *a = json_array();
 
 	l.n = 0;
 	mwp_device_keys_walk(o->ctx, key_cb, &l);
 	qsort(l.rkey, l.n, sizeof(l.rkey[0]), cmp_u32);
-	fprintf(f, "  \"live_keys\": [");
 	for (unsigned int i = 0; i < l.n; i++)
-		fprintf(f, "%s%" PRIu32, i ? ", " : "", l.rkey[i]);
-	fprintf(f, "],\n");
+		jappend(a, jkey(l.rkey[i]));
+	return a;
 }
 
-static void
-objects_json(FILE *f, const struct app_objects *o)
+/* [f(o, 0), ..., f(o, n - 1)], leaving out the NULLs (no such object) */
+static json_t *
+jlist(const struct app_objects *o, unsigned int n,
+      json_t *(*f)(const struct app_objects *o, unsigned int i))
 {
-	const char *sep = "";
+	json_t *a = json_array();
 
-	fprintf(f, "{\n  \"pds\": [");
-	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
-		if (o->pd[i] != NULL) {
-			fprintf(f, "%s{\"index\": %u, \"handle\": %" PRIu32 "}", sep, i,
-				o->pd[i]->handle);
-			sep = ", ";
-		}
-	fprintf(f, "],\n");
-	json_list(f, o, "mrs", APP_MAX_OBJ, mr_json, ",\n");
-	json_list(f, o, "mws", APP_MAX_OBJ, mw_json, ",\n");
-	fprintf(f, "  \"cqs\": [");
-	sep = "";
-	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
-		if (o->cq[i] != NULL) {
-			fprintf(f, "%s{\"index\": %u, \"depth\": %d, \"completions\": %zu, "
-				"\"overruns\": %" PRIu64 "}", sep, i, o->cq[i]->cqe,
-				o->log[i].n, mwp_cq_overruns(o->cq[i]));
-			sep = ", ";
-		}
-	fprintf(f, "],\n");
-	dump_keys(f, o);
-	json_list(f, o, "qps", o->nb_qps, qp_json, "\n");
-	fprintf(f, "}\n");
+	for (unsigned int i = 0; i < n; i++) {
+		json_t *e = f(o, i);
+
+		if (e != NULL)
+			jappend(a, e);
+	}
+	return a;
+}
+
+static json_t *
+jpd(const struct app_objects *o, unsigned int i)
+{
+	json_t *p;
+
+	if (o->pd[i] == NULL)
+		return NULL;
+	p = json_object();
+	jset(p, "index", jcount(i));
+	jset(p, "handle", jcount(o->pd[i]->handle));
+	return p;
+}
+
+static json_t *
+jcq(const struct app_objects *o, unsigned int i)
+{
+	json_t *c;
+
+	if (o->cq[i] == NULL)
+		return NULL;
+	c = json_object();
+	jset(c, "index", jcount(i));
+	jset(c, "depth", json_integer(o->cq[i]->cqe));
+	jset(c, "completions", jcount(o->log[i].n));
+	jset(c, "overruns", jcount(mwp_cq_overruns(o->cq[i])));
+	return c;
+}
+
+/* The run and its ports; then, when the configuration made a device,
+ * its objects (empty lists without one). */
+static json_t *
+objects_json(const struct app_objects *o, const struct app_run *run)
+{
+	json_t *root = json_object();
+	bool dev = o->ctx != NULL;
+
+	jset(root, "run", jrun(run));
+	jset(root, "ports", jports(run));
+	jset(root, "pds", dev ? jlist(o, APP_MAX_OBJ, jpd) : json_array());
+	jset(root, "mrs", dev ? jlist(o, APP_MAX_OBJ, jmr) : json_array());
+	jset(root, "mws", dev ? jlist(o, APP_MAX_OBJ, jmw) : json_array());
+	jset(root, "cqs", dev ? jlist(o, APP_MAX_OBJ, jcq) : json_array());
+	jset(root, "live_keys", dev ? jlive_keys(o) : json_array());
+	jset(root, "qps", dev ? jlist(o, o->nb_qps, jqp) : json_array());
+	return root;
+}
+
+static json_t *
+jwc(const struct ibv_wc *wc)
+{
+	json_t *e = json_object();
+
+	jset(e, "wr_id", ju64(wc->wr_id));
+	jset(e, "status", json_string(app_wc_status_name(wc->status)));
+	jset(e, "opcode", json_string(app_wc_opcode_name(wc->opcode)));
+	jset(e, "qp_num", jqpn(wc->qp_num));
+	jset(e, "byte_len", jcount(wc->byte_len));
+	if (wc->wc_flags & IBV_WC_WITH_IMM)
+		jset(e, "imm_data", jkey(rte_be_to_cpu_32(wc->imm_data)));
+	if (wc->wc_flags & IBV_WC_WITH_INV)
+		jset(e, "invalidated_rkey", jkey(wc->invalidated_rkey));
+	return e;
 }
 
 /* [cq i]'s completions, in the order they came */
-static bool
-cq_log_json(FILE *f, const struct app_objects *o, unsigned int i, const char *sep)
+static json_t *
+jcq_log(const struct app_objects *o, unsigned int i)
 {
 	const struct app_cqe_log *l = &o->log[i];
+	json_t *c, *a;
 
 	if (o->cq[i] == NULL)
-		return false;
-	fprintf(f, "%s\n    {\"cq\": %u, \"completions\": [", sep, i);
-	for (size_t k = 0; k < l->n; k++) {
-		const struct ibv_wc *wc = &l->wc[k];
-
-		fprintf(f, "%s\n      {\"wr_id\": %" PRIu64 ", \"status\": \"%s\", "
-			"\"opcode\": \"%s\", \"qp_num\": %" PRIu32 ", \"byte_len\": %"
-			PRIu32, k ? "," : "", wc->wr_id, app_wc_status_name(wc->status),
-			app_wc_opcode_name(wc->opcode), wc->qp_num, wc->byte_len);
-		if (wc->wc_flags & IBV_WC_WITH_IMM)
-			fprintf(f, ", \"imm_data\": %" PRIu32, rte_be_to_cpu_32(wc->imm_data));
-		if (wc->wc_flags & IBV_WC_WITH_INV)
-			fprintf(f, ", \"invalidated_rkey\": %" PRIu32, wc->invalidated_rkey);
-		fputc('}', f);
-	}
-	fprintf(f, "%s]}", l->n ? "\n    " : "");
-	return true;
+		return NULL;
+	c = json_object();
+	a = json_array();
+	jset(c, "cq", jcount(i));
+	for (size_t k = 0; k < l->n; k++)
+		jappend(a, jwc(&l->wc[k]));
+	jset(c, "completions", a);
+	return c;
 }
 
-static void
-completions_json(FILE *f, const struct app_objects *o)
+static json_t *
+completions_json(const struct app_objects *o)
 {
-	fprintf(f, "{\n");
-	json_list(f, o, "cqs", APP_MAX_OBJ, cq_log_json, "\n");
-	fprintf(f, "}\n");
+	json_t *root = json_object();
+
+	jset(root, "cqs", o->ctx != NULL ? jlist(o, APP_MAX_OBJ, jcq_log) : json_array());
+	return root;
 }
 
-/* dir/name, written by body: 0, or -1 with errno set */
+/* dir/name holding v (taken), and a newline: 0, or -1 with errno set */
 static int
-write_json(const char *dir, const char *name,
-	   void (*body)(FILE *f, const struct app_objects *o), const struct app_objects *o)
+write_json(const char *dir, const char *name, json_t *v)
 {
 	char path[4096];
 	FILE *f;
+	int ret;
 
+	if (v == NULL || dump_oom) {
+		json_decref(v);
+		errno = ENOMEM;
+		return -1;
+	}
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	f = fopen(path, "w");
-	if (f == NULL)
+	if (f == NULL) {
+		json_decref(v);
 		return -1;
-	body(f, o);
-	return fclose(f);
+	}
+	/* a seconds count with 6 digits, as the summary's */
+	ret = json_dumpf(v, f, JSON_INDENT(2) | JSON_PRESERVE_ORDER |
+			 JSON_REAL_PRECISION(6));
+	json_decref(v);
+	if (ret == 0)
+		ret = fputc('\n', f) == EOF ? -1 : 0;
+	if (fclose(f) != 0 || ret != 0) {
+		if (errno == 0)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -309,16 +589,16 @@ write_mrs(const char *dir, const struct app_objects *o)
 }
 
 int
-app_dump(const char *dir, const struct app_objects *o)
+app_dump(const char *dir, const struct app_objects *o, const struct app_run *run)
 {
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, "mwpath: --dump-dir %s: %s\n", dir, strerror(errno));
 		return -1;
 	}
-	if (o->ctx == NULL)
-		return 0;
-	if (write_json(dir, "objects.json", objects_json, o) != 0 ||
-	    write_json(dir, "completions.json", completions_json, o) != 0 ||
+	dump_oom = false;
+	errno = 0;
+	if (write_json(dir, "objects.json", objects_json(o, run)) != 0 ||
+	    write_json(dir, "completions.json", completions_json(o)) != 0 ||
 	    write_mrs(dir, o) != 0) {
 		fprintf(stderr, "mwpath: --dump-dir %s: cannot write: %s\n", dir,
 			strerror(errno));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <jansson.h>
 #include <pcap/pcap.h>
 
 #include "mwpath.h"
@@ -22,11 +23,32 @@ usage(FILE *out)
 "Usage: mwpath-inspect [-h] FILE.pcap...\n"
 "Print one JSON object per frame: frame number, whether it is RoCEv2 and\n"
 "why not, opcode, QPN, PSN, BTH flags, extension header fields, payload\n"
-"length, pad, and \"icrc\": \"ok\" | \"bad\" | \"n/a\".\n");
+"length, pad, and \"icrc\": \"ok\" | \"bad\" | \"n/a\".  Keys, QPNs, PSNs,\n"
+"addresses and syndromes are hex strings (\"qpn\": \"0x11\", \"psn\": \"0x000006\").\n");
 }
 
+/*
+ * Keys, QPNs, PSNs, addresses and syndromes are hex strings, as mwpath's
+ * summary, objects.json and telemetry write them; so are the 64-bit
+ * operands of atomics (a JSON integer of jansson's stops at 2^63 - 1).
+ * Lengths, counts and the opcode are integers.
+ */
+static json_t *
+jhex(const char *fmt, uint64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), fmt, v);
+	return json_string(s);
+}
+
+#define KEY(v) jhex("0x%08" PRIx64, (v))	/* "0x00000100" */
+#define QPN(v) jhex("0x%" PRIx64, (v))		/* "0x11" */
+#define PSN(v) jhex("0x%06" PRIx64, (v))	/* "0x000006" */
+#define HEX(v) jhex("0x%" PRIx64, (v))		/* an address, an operand */
+
 static void
-print_ehs(const struct rte_mbuf *m, const struct mwp_pkt *p)
+add_ehs(json_t *o, const struct rte_mbuf *m, const struct mwp_pkt *p)
 {
 	const struct roce_reth *reth = mwp_pkt_eh(m, p, ROCE_EH_RETH);
 	const struct roce_aeth *aeth = mwp_pkt_eh(m, p, ROCE_EH_AETH);
@@ -37,26 +59,28 @@ print_ehs(const struct rte_mbuf *m, const struct mwp_pkt *p)
 	const struct roce_deth *deth = mwp_pkt_eh(m, p, ROCE_EH_DETH);
 
 	if (reth != NULL)
-		printf(", \"reth\": {\"va\": %" PRIu64 ", \"rkey\": %" PRIu32
-		       ", \"dmalen\": %" PRIu32 "}",
-		       reth_va(reth), reth_rkey(reth), reth_dmalen(reth));
+		json_object_set_new(o, "reth", json_pack("{s:o, s:o, s:I}",
+			"va", HEX(reth_va(reth)), "rkey", KEY(reth_rkey(reth)),
+			"dmalen", (json_int_t)reth_dmalen(reth)));
 	if (aeth != NULL)
-		printf(", \"aeth\": {\"syndrome\": %u, \"msn\": %" PRIu32 "}",
-		       aeth_syndrome(aeth), aeth_msn(aeth));
+		json_object_set_new(o, "aeth", json_pack("{s:o, s:I}",
+			"syndrome", jhex("0x%02" PRIx64, aeth_syndrome(aeth)),
+			"msn", (json_int_t)aeth_msn(aeth)));
 	if (atm != NULL)
-		printf(", \"atomiceth\": {\"va\": %" PRIu64 ", \"rkey\": %" PRIu32
-		       ", \"swap_add\": %" PRIu64 ", \"compare\": %" PRIu64 "}",
-		       atmeth_va(atm), atmeth_rkey(atm), atmeth_swap_add(atm),
-		       atmeth_compare(atm));
+		json_object_set_new(o, "atomiceth", json_pack("{s:o, s:o, s:o, s:o}",
+			"va", HEX(atmeth_va(atm)), "rkey", KEY(atmeth_rkey(atm)),
+			"swap_add", HEX(atmeth_swap_add(atm)),
+			"compare", HEX(atmeth_compare(atm))));
 	if (ack != NULL)
-		printf(", \"atomicacketh\": {\"orig\": %" PRIu64 "}", atmack_orig(ack));
+		json_object_set_new(o, "atomicacketh", json_pack("{s:o}",
+			"orig", HEX(atmack_orig(ack))));
 	if (imm != NULL)
-		printf(", \"immdt\": %" PRIu32, immdt_imm(imm));
+		json_object_set_new(o, "immdt", KEY(immdt_imm(imm)));
 	if (ieth != NULL)
-		printf(", \"ieth\": {\"rkey\": %" PRIu32 "}", ieth_rkey(ieth));
+		json_object_set_new(o, "ieth", json_pack("{s:o}", "rkey", KEY(ieth_rkey(ieth))));
 	if (deth != NULL)
-		printf(", \"deth\": {\"qkey\": %" PRIu32 ", \"sqpn\": %" PRIu32 "}",
-		       deth_qkey(deth), deth_sqpn(deth));
+		json_object_set_new(o, "deth", json_pack("{s:o, s:o}",
+			"qkey", KEY(deth_qkey(deth)), "sqpn", QPN(deth_sqpn(deth))));
 }
 
 /*
@@ -97,8 +121,9 @@ parse_truncated(const struct rte_mbuf *orig, const struct mwp_pkt *p0,
 	return (p->flags & MWP_PKT_BTH) != 0;
 }
 
-static void
-print_frame(uint64_t no, const uint8_t *data, uint32_t caplen, uint32_t len)
+/* One frame's object; NULL when jansson has no memory. */
+static json_t *
+frame_json(uint64_t no, const uint8_t *data, uint32_t caplen, uint32_t len)
 {
 	static uint8_t copy[UINT16_MAX];
 	struct rte_mbuf m, mt;
@@ -106,6 +131,7 @@ print_frame(uint64_t no, const uint8_t *data, uint32_t caplen, uint32_t len)
 	enum mwp_drop why, why_t;
 	const struct roce_bth *bth;
 	bool truncated = false;
+	json_t *o = json_object();
 
 	/* a frame longer than an mbuf can describe is cut to 64 KiB - 1 */
 	if (caplen > UINT16_MAX)
@@ -119,36 +145,58 @@ print_frame(uint64_t no, const uint8_t *data, uint32_t caplen, uint32_t len)
 		p = pt;
 		why = why_t != MWP_DROP_NONE ? why_t : MWP_DROP_IP_BAD_LEN;
 	}
-	printf("{\"frame\": %" PRIu64 ", \"len\": %u", no, len);
+	json_object_set_new(o, "frame", json_integer((json_int_t)no));
+	json_object_set_new(o, "len", json_integer(len));
 	if (caplen != len)
-		printf(", \"caplen\": %u", caplen);
-	printf(", \"roce\": %s", (p.flags & MWP_PKT_BTH) ? "true" : "false");
+		json_object_set_new(o, "caplen", json_integer(caplen));
+	json_object_set_new(o, "roce", json_boolean(p.flags & MWP_PKT_BTH));
 	if (truncated)
-		printf(", \"truncated\": true");
+		json_object_set_new(o, "truncated", json_true());
 	if (why != MWP_DROP_NONE)
-		printf(", \"error\": \"%s\"", mwp_drop_name(why));
+		json_object_set_new(o, "error", json_string(mwp_drop_name(why)));
 	if (!(p.flags & MWP_PKT_BTH)) {
-		printf(", \"icrc\": \"n/a\"}\n");
-		return;
+		json_object_set_new(o, "icrc", json_string("n/a"));
+		return o;
 	}
 	bth = mwp_pkt_bth(&m, &p);
-	printf(", \"ip\": %d", (p.flags & MWP_PKT_IPV6) ? 6 : 4);
+	json_object_set_new(o, "ip", json_integer((p.flags & MWP_PKT_IPV6) ? 6 : 4));
 	if (p.flags & MWP_PKT_VLAN)
-		printf(", \"vlan\": %u", p.vlan_tci & 0xfff);
-	printf(", \"ecn\": %u, \"opcode\": %u", p.tos & 3, p.opcode);
+		json_object_set_new(o, "vlan", json_integer(p.vlan_tci & 0xfff));
+	json_object_set_new(o, "ecn", json_integer(p.tos & 3));
+	json_object_set_new(o, "opcode", json_integer(p.opcode));
 	if (roce_opcode[p.opcode].name != NULL)
-		printf(", \"opcode_name\": \"%s\"", roce_opcode[p.opcode].name);
-	printf(", \"qpn\": %" PRIu32 ", \"psn\": %" PRIu32 ", \"ackreq\": %s"
-	       ", \"se\": %s, \"fecn\": %s, \"becn\": %s, \"pkey\": %u",
-	       p.qpn, p.psn, bth_ackreq(bth) ? "true" : "false",
-	       bth_se(bth) ? "true" : "false", bth_fecn(bth) ? "true" : "false",
-	       bth_becn(bth) ? "true" : "false", bth_pkey(bth));
+		json_object_set_new(o, "opcode_name", json_string(roce_opcode[p.opcode].name));
+	json_object_set_new(o, "qpn", QPN(p.qpn));
+	json_object_set_new(o, "psn", PSN(p.psn));
+	json_object_set_new(o, "ackreq", json_boolean(bth_ackreq(bth)));
+	json_object_set_new(o, "se", json_boolean(bth_se(bth)));
+	json_object_set_new(o, "fecn", json_boolean(bth_fecn(bth)));
+	json_object_set_new(o, "becn", json_boolean(bth_becn(bth)));
+	json_object_set_new(o, "pkey", jhex("0x%04" PRIx64, bth_pkey(bth)));
 	if (why == MWP_DROP_NONE || truncated) {
-		print_ehs(&m, &p);
-		printf(", \"payload_len\": %u, \"pad\": %u", p.payload_len, p.pad);
+		add_ehs(o, &m, &p);
+		json_object_set_new(o, "payload_len", json_integer(p.payload_len));
+		json_object_set_new(o, "pad", json_integer(p.pad));
 	}
-	printf(", \"icrc\": \"%s\"}\n",
-	       !truncated && mwp_icrc_ok(&m, &p) ? "ok" : "bad");
+	json_object_set_new(o, "icrc",
+			    json_string(!truncated && mwp_icrc_ok(&m, &p) ? "ok" : "bad"));
+	return o;
+}
+
+/* One line: the frame's object, as {"frame": 1, "len": 60, ...}. */
+static int
+print_frame(uint64_t no, const uint8_t *data, uint32_t caplen, uint32_t len)
+{
+	json_t *o = frame_json(no, data, caplen, len);
+	int ret = o != NULL ? json_dumpf(o, stdout, JSON_PRESERVE_ORDER) : -1;
+
+	json_decref(o);
+	if (ret != 0) {
+		fprintf(stderr, "mwpath-inspect: frame %" PRIu64 ": cannot write it\n", no);
+		return -1;
+	}
+	putchar('\n');
+	return 0;
 }
 
 int
@@ -185,7 +233,8 @@ main(int argc, char **argv)
 			continue;
 		}
 		while ((r = pcap_next_ex(pc, &h, &data)) == 1)
-			print_frame(++no, data, h->caplen, h->len);
+			if (print_frame(++no, data, h->caplen, h->len) != 0)
+				status = 1;
 		if (r == PCAP_ERROR) {
 			fprintf(stderr, "mwpath-inspect: %s: %s\n", argv[a], pcap_geterr(pc));
 			status = 1;

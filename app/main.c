@@ -348,7 +348,7 @@ main(int argc, char **argv)
 		app_objects_collect(&objs);
 	app_print_summary(stdout, &run);
 	app_objects_print(stdout, &objs);
-	if (opt.dump_dir != NULL && app_dump(opt.dump_dir, &objs) != 0)
+	if (opt.dump_dir != NULL && app_dump(opt.dump_dir, &objs, &run) != 0)
 		status = EXIT_FAILURE;
 out_objects:
 out_ports:

@@ -11,6 +11,8 @@
  *                         keyed by address with '_' for '.' and ':'
  *   /mwpath/sources       the sources of refused requests, per queue, and
  *                         whether the guessing defence blocks them
+ * Keys, QPNs, PSNs and addresses are hex strings, access flags their names
+ * ("remote_write,remote_read"), as everywhere mwpath prints them.
  * The callbacks run on DPDK's telemetry thread.  Counters are read as the
  * lcores leave them (64-bit loads, no locks); the key walk takes the
  * device lock, as binds do; the neighbour walk the table's lock, as the
@@ -39,6 +41,62 @@ parse_num(const char *params, uint64_t max, uint64_t *out)
 		return false;
 	*out = strtoull(params, &end, 0);
 	return *end == '\0' && *out <= max;
+}
+
+/*
+ * Keys, QPNs, PSNs and addresses as hex strings, as the summary,
+ * objects.json and mwpath-inspect write them: "0x00000100" (a key),
+ * "0x11" (a QPN), "0x000006" (a PSN), "0x10000" (an address).
+ */
+static void
+add_key(struct rte_tel_data *d, const char *name, uint32_t v)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "0x%08" PRIx32, v);
+	rte_tel_data_add_dict_string(d, name, s);
+}
+
+static void
+add_qpn(struct rte_tel_data *d, const char *name, uint32_t v)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "0x%" PRIx32, v);
+	rte_tel_data_add_dict_string(d, name, s);
+}
+
+static void
+add_psn(struct rte_tel_data *d, const char *name, uint32_t v)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "0x%06" PRIx32, v);
+	rte_tel_data_add_dict_string(d, name, s);
+}
+
+static void
+add_addr(struct rte_tel_data *d, const char *name, uint64_t v)
+{
+	char s[24];
+
+	snprintf(s, sizeof(s), "0x%" PRIx64, v);
+	rte_tel_data_add_dict_string(d, name, s);
+}
+
+/* "remote_write,remote_read": access flags by the configuration's names
+ * (a string: DPDK 22.11 drops a list nested in a listed key) */
+static void
+add_access(struct rte_tel_data *d, const char *name, unsigned int a)
+{
+	char s[RTE_TEL_MAX_STRING_LEN] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; i < APP_ACCESS_NAMES && n < sizeof(s); i++)
+		if (a & app_access_names[i].bit)
+			n += (size_t)snprintf(s + n, sizeof(s) - n, "%s%s", n ? "," : "",
+					      app_access_names[i].name);
+	rte_tel_data_add_dict_string(d, name, s);
 }
 
 static int
@@ -129,7 +187,7 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 
 	if (mwp_qp_query_info(ibqp, &qi) != 0)
 		return;
-	rte_tel_data_add_dict_u64(d, "qpn", ibqp->qp_num);
+	add_qpn(d, "qpn", ibqp->qp_num);
 	rte_tel_data_add_dict_string(d, "type", ibqp->qp_type == IBV_QPT_RC ? "rc" : "uc");
 	/* the polling lcore that owns it, and the queue it answers on */
 	if (mwp_qp_owner(ibqp, &lcore, &queue) == 0) {
@@ -137,9 +195,10 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 		rte_tel_data_add_dict_u64(d, "queue", queue);
 	}
 	rte_tel_data_add_dict_string(d, "state", app_qp_state_name(ibqp->state));
-	rte_tel_data_add_dict_u64(d, "expected_psn", qi.expected_psn);
+	add_qpn(d, "remote_qpn", qi.dest_qpn);
+	add_psn(d, "expected_psn", qi.expected_psn);
 	rte_tel_data_add_dict_u64(d, "msn", qi.msn);
-	rte_tel_data_add_dict_u64(d, "sq_psn", qi.sq_psn);
+	add_psn(d, "sq_psn", qi.sq_psn);
 	rte_tel_data_add_dict_u64(d, "rx_pkts", s->rx_pkts);
 	rte_tel_data_add_dict_u64(d, "rx_bytes", s->rx_bytes);
 	rte_tel_data_add_dict_u64(d, "acks", s->acks);
@@ -153,8 +212,8 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 	rte_tel_data_add_dict_u64(d, "atomics", s->atomics);
 	rte_tel_data_add_dict_u64(d, "acks_rx", s->acks_rx);
 	rte_tel_data_add_dict_u64(d, "drops", s->drops);
-	rte_tel_data_add_dict_u64(d, "req_next_psn", qi.req_next_psn);
-	rte_tel_data_add_dict_u64(d, "req_unacked_psn", qi.req_unacked_psn);
+	add_psn(d, "req_next_psn", qi.req_next_psn);
+	add_psn(d, "req_unacked_psn", qi.req_unacked_psn);
 #define _(n, t) rte_tel_data_add_dict_u64(d, "req_" #n, qi.req.n);
 	MWP_FOREACH_REQ_STAT(_)
 #undef _
@@ -209,14 +268,14 @@ key_dict(struct rte_tel_data *d, const struct mwp_binding *b)
 {
 	static const char *const kinds[] = { "mr", "mw1", "mw2" };
 
-	rte_tel_data_add_dict_u64(d, "rkey", b->rkey);
+	add_key(d, "rkey", b->rkey);
 	rte_tel_data_add_dict_string(d, "kind", b->kind < 3 ? kinds[b->kind] : "?");
-	rte_tel_data_add_dict_u64(d, "va", b->va);
+	add_addr(d, "va", b->va);
 	rte_tel_data_add_dict_u64(d, "length", b->length);
 	rte_tel_data_add_dict_u64(d, "zero_based", b->zero_based);
-	rte_tel_data_add_dict_u64(d, "access", b->access);
+	add_access(d, "access", b->access);
 	if (b->kind == MWP_KEY_MW2)
-		rte_tel_data_add_dict_u64(d, "qpn", b->qpn);
+		add_qpn(d, "qpn", b->qpn);
 	rte_tel_data_add_dict_u64(d, "allowed", b->allowed);
 	rte_tel_data_add_dict_u64(d, "denied", b->denied);
 }

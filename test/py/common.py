@@ -3,6 +3,7 @@
 with MWPATH_BUILD, MWPATH_SRC and MWPATH_SHARED set)."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +37,65 @@ def hung_state(pid):
                      if l.startswith(("#", "Thread", "$")))
 
 
+# How mwpath writes a number that names something -- in objects.json,
+# completions.json, telemetry and mwpath-inspect alike: a key "0x00000100",
+# a QPN "0x11", a PSN "0x000006", an address "0x10000".  Each parser takes
+# only its own form, so that a test reading a value also checks it.
+HEX_FORMS = {"key": r"0x[0-9a-f]{8}", "qpn": r"0x[0-9a-f]{1,6}",
+             "psn": r"0x[0-9a-f]{6}", "addr": r"0x[0-9a-f]{1,16}"}
+
+
+def hexval(form, v):
+    """The integer of a hex string of the given form (HEX_FORMS)."""
+    if not isinstance(v, str) or not re.fullmatch(HEX_FORMS[form], v):
+        raise AssertionError("%r is not a %s as mwpath writes it (%s)"
+                             % (v, form, HEX_FORMS[form]))
+    return int(v, 16)
+
+
+def key(v):
+    return hexval("key", v)
+
+
+def qpn(v):
+    return hexval("qpn", v)
+
+
+def psn(v):
+    return hexval("psn", v)
+
+
+def addr(v):
+    return hexval("addr", v)
+
+
+# completions.json's fields in hex, and their forms
+CQE_HEX = {"qp_num": "qpn", "imm_data": "key", "invalidated_rkey": "key"}
+
+
+def cqe(e):
+    """A completion of completions.json with its hex fields as integers."""
+    return {k: hexval(CQE_HEX[k], v) if k in CQE_HEX else v for k, v in e.items()}
+
+
+def load_dump(dump, name):
+    with open(os.path.join(dump, name)) as f:
+        return json.load(f)
+
+
+def port_counts(dump, port=0):
+    """Port port's counters from a --dump-dir's objects.json ("ports"),
+    plus "drop": the drop reasons that have frames (those the printed
+    summary lists)."""
+    ports = load_dump(dump, "objects.json")["ports"]
+    p = [p for p in ports if p["port"] == port]
+    if len(p) != 1:
+        raise AssertionError("objects.json: no port %d in %r" % (port, ports))
+    c = dict(p[0]["counters"])
+    c["drop"] = {r: n for r, n in c["drops"].items() if n}
+    return c
+
+
 def inspect(pcap):
     out = subprocess.run([INSPECT, pcap], check=True, capture_output=True,
                          text=True).stdout
@@ -50,6 +110,28 @@ TSHARK_FIELDS = [
     "udp.checksum.status", "_ws.malformed",
     "_ws.expert.severity",
 ]
+
+
+# The form of each field of mwpath-inspect that names something (a key, a
+# QPN, a PSN, an address, a syndrome, a P_Key, an atomic's 64-bit operand):
+# a hex string; lengths, counts, flags and the opcode are integers.
+INSPECT_HEX = {"qpn": "0x%x", "sqpn": "0x%x", "psn": "0x%06x", "pkey": "0x%04x",
+               "rkey": "0x%08x", "qkey": "0x%08x", "immdt": "0x%08x",
+               "syndrome": "0x%02x", "va": "0x%x", "swap_add": "0x%x",
+               "compare": "0x%x", "orig": "0x%x"}
+
+
+def inspect_form(fields):
+    """fields (integers, nested as mwpath-inspect nests them) as
+    mwpath-inspect writes them."""
+    out = {}
+    for k, v in fields.items():
+        if isinstance(v, dict):
+            v = inspect_form(v)
+        elif k in INSPECT_HEX and isinstance(v, int) and not isinstance(v, bool):
+            v = INSPECT_HEX[k] % v
+        out[k] = v
+    return out
 
 
 def tshark(pcap):

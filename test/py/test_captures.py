@@ -7,7 +7,7 @@ import collections
 import os
 import unittest
 
-from common import CAPTURES, inspect, num, tshark
+from common import CAPTURES, addr, inspect, key, num, psn, qpn, tshark
 
 # From ../shared/captures/README.md: RoCEv2 frames and opcode histograms.
 VALID = {
@@ -61,11 +61,11 @@ class Captures(unittest.TestCase):
             t = ts[f["frame"]]
             where = f"{os.path.basename(path)} frame {f['frame']}"
             self.assertEqual(num(t["infiniband.bth.opcode"]), f["opcode"], where)
-            self.assertEqual(num(t["infiniband.bth.destqp"]), f["qpn"], where)
-            self.assertEqual(num(t["infiniband.bth.psn"]), f["psn"], where)
+            self.assertEqual(num(t["infiniband.bth.destqp"]), qpn(f["qpn"]), where)
+            self.assertEqual(num(t["infiniband.bth.psn"]), psn(f["psn"]), where)
             if "reth" in f and t["infiniband.reth.r_key"]:
-                self.assertEqual(num(t["infiniband.reth.va"]), f["reth"]["va"], where)
-                self.assertEqual(num(t["infiniband.reth.r_key"]), f["reth"]["rkey"], where)
+                self.assertEqual(num(t["infiniband.reth.va"]), addr(f["reth"]["va"]), where)
+                self.assertEqual(num(t["infiniband.reth.r_key"]), key(f["reth"]["rkey"]), where)
                 self.assertEqual(num(t["infiniband.reth.dmalen"]), f["reth"]["dmalen"], where)
             if "aeth" in f and t["infiniband.aeth.msn"]:
                 self.assertEqual(num(t["infiniband.aeth.msn"]), f["aeth"]["msn"], where)

@@ -13,7 +13,7 @@ import tempfile
 import time
 import unittest
 
-from common import MWPATH, SRC, summary_counts
+from common import MWPATH, SRC, cqe, key, load_dump, port_counts, psn
 import default_traffic
 import roce
 
@@ -137,16 +137,17 @@ class Cli(unittest.TestCase):
         with open(os.path.join(SRC, "conf", "default-traffic.expect.json")) as f:
             self.assertEqual(json.load(f), json.loads(json.dumps(expect)))
 
-        r = run([], cwd=self.d)
+        dump = os.path.join(self.d, "dump")
+        r = run(["--dump-dir", dump], cwd=self.d)
         self.assertEqual(r.returncode, 0, r.stderr)
-        c = summary_counts(r.stdout)
-        self.assertEqual(c["packets in"], expect["frames"])
+        c = port_counts(dump)
+        self.assertEqual(c["packets_in"], expect["frames"])
         self.assertEqual(c["accepted"], expect["accepted"])
-        self.assertEqual(c.get("control", 0), expect["control"])
+        self.assertEqual(c["control"], expect["control"])
         self.assertEqual(c["drop"], expect["drop"])
         self.assertEqual(c["dropped"], sum(expect["drop"].values()))
         self.assertIn("stopped: idle (--idle-exit)", r.stdout)
-        self.assertEqual(c["packets out"], expect["answers"])
+        self.assertEqual(c["packets_out"], expect["answers"])
         # the answers, byte for byte, as the script says they must be
         from scapy.utils import RawPcapReader
         rd = RawPcapReader(os.path.join(self.d, "mwpath-out.pcap"))
@@ -161,7 +162,7 @@ class Cli(unittest.TestCase):
         # take two, the QP's ERR flushes the other two
         self.assertIn("receives: 2 ok, 0 failed, 2 flushed", r.stdout)
 
-    def run_until_signal(self, sig):
+    def run_until_signal(self, sig, dump):
         """Run on replayed traffic until the first --stats-interval line,
         then a little longer, then send sig.  Not after a fixed sleep:
         before the EAL is up the signal's default action would kill the
@@ -172,7 +173,8 @@ class Cli(unittest.TestCase):
         with open(out_path, "w") as o, open(err_path, "w") as e:
             p = subprocess.Popen([MWPATH, "-l", "0-1"] + EAL + [
                 "--vdev", f"net_pcap0,rx_pcap={pcap},infinite_rx=1", "--",
-                "--stats-interval", "1"], stdout=o, stderr=e, text=True)
+                "--stats-interval", "1", "--dump-dir", dump], stdout=o, stderr=e,
+                text=True)
         deadline = time.time() + 60
         while p.poll() is None and time.time() < deadline:
             with open(out_path) as f:
@@ -188,13 +190,15 @@ class Cli(unittest.TestCase):
     def test_sigint_and_sigterm_stop_and_summarise(self):
         for sig, name in ((signal.SIGINT, "SIGINT"), (signal.SIGTERM, "SIGTERM")):
             with self.subTest(signal=name):
-                code, out, err = self.run_until_signal(sig)
+                dump = os.path.join(self.d, "dump-" + name)
+                code, out, err = self.run_until_signal(sig, dump)
                 self.assertEqual(code, 0, err)
                 self.assertIn(f"stopped: {name}", out)
-                c = summary_counts(out)
-                self.assertGreater(c["packets in"], 1000)
-                self.assertEqual(c["dropped"] + c["accepted"] + c.get("control", 0),
-                                 c["packets in"])
+                self.assertEqual(load_dump(dump, "objects.json")["run"]["stopped"], name)
+                c = port_counts(dump)
+                self.assertGreater(c["packets_in"], 1000)
+                self.assertEqual(c["dropped"] + c["accepted"] + c["control"],
+                                 c["packets_in"])
                 self.assertRegex(out, r"port 0: in \d+ out \d+")  # --stats-interval
 
     def test_bad_verbs_sections_name_file_line_section_and_key(self):
@@ -244,12 +248,13 @@ class Cli(unittest.TestCase):
 
     def test_main_lcore_polls_when_there_is_no_worker(self):
         pcap = os.path.join(SRC, "conf", "default-traffic.pcap")
+        dump = os.path.join(self.d, "dump")
         r = run(["-l", "0"] + EAL + ["--vdev", f"net_pcap0,rx_pcap={pcap}", "--",
-                 "--idle-exit", "100"])
+                 "--idle-exit", "100", "--dump-dir", dump])
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("1 polling lcore", r.stdout)
         self.assertIn("stopped: idle (--idle-exit)", r.stdout)
-        self.assertEqual(summary_counts(r.stdout)["packets in"], 15)
+        self.assertEqual(port_counts(dump)["packets_in"], 15)
 
     def test_bad_program_options(self):
         for args, pattern in (
@@ -302,13 +307,22 @@ class Cli(unittest.TestCase):
             self.assertGreater(st["drop_bad_icrc"], 0)
             self.assertEqual(ask("/mwpath/stats,0")["rx_pkts"] >= st["rx_pkts"], True)
             qp = ask("/mwpath/qp,0x11")
-            self.assertEqual((qp["qpn"], qp["type"]), (0x11, "rc"))
+            self.assertEqual((qp["qpn"], qp["type"]), ("0x11", "rc"))
             self.assertEqual(qp["denied_unknown_key"], 1)
             self.assertIn("0x11", ask("/mwpath/qp"))
+            # keys, QPNs, PSNs in hex strings, as objects.json has them
+            self.assertEqual(qp["remote_qpn"], "0x99")
+            self.assertGreaterEqual(psn(qp["expected_psn"]), 6)  # a whole pass went by
+            for k in ("sq_psn", "req_next_psn", "req_unacked_psn"):
+                self.assertEqual(qp[k], "0x000000", k)
             keys = ask("/mwpath/keys")
             self.assertEqual(keys["live"], 2)           # the region and the receives' buffer
             self.assertEqual(keys["0x00000100"]["kind"], "mr")
-            self.assertEqual(keys["0x00000100"]["va"], 0x10000)
+            self.assertEqual(keys["0x00000100"]["rkey"], "0x00000100")
+            self.assertEqual(keys["0x00000100"]["va"], "0x10000")
+            # what the key grants a peer, by name
+            self.assertEqual(keys["0x00000100"]["access"],
+                             "remote_write,remote_read,remote_atomic")
             self.assertEqual(ask("/mwpath/keys,0x100")["length"], 4096)
             # the ARP request taught the port its sender; it was answered
             # (the endless replay meets the reply rate: counted, not lost)
@@ -358,7 +372,7 @@ class Cli(unittest.TestCase):
                  "--", "--lcores-per-port", "2", "--idle-exit", "100", "--dump-dir", dump],
                 cwd=self.d)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(summary_counts(r.stdout)["packets in"], 30)
+        self.assertEqual(port_counts(dump)["packets_in"], 30)
         self.assertIn("2 polling lcores", r.stdout)
         # QP 0x11 belongs to queue 1's lcore (0x11 % 2): the 7 frames
         # for it that queue 0 received were handed over, not processed
@@ -367,17 +381,19 @@ class Cli(unittest.TestCase):
             r"queue (\d) \(lcore \d\): in (\d+), handed to the owner (\d+), "
             r"handed over (\d+)", r.stdout))
         self.assertEqual(q, {0: (15, 7, 0), 1: (15, 0, 7)}, r.stdout)
+        self.assertEqual({e["queue"]: (e["packets_in"], e["handed_to_owner"], e["handed_over"])
+                          for e in load_dump(dump, "objects.json")["ports"][0]["queues"]}, q)
         # net_pcap has no rte_flow: said, and the hand-offs do the work
         self.assertRegex(r.stdout, r"rte_flow: 0 rules steering QPs to their lcores' queues, "
                          r"0 spreading RoCEv2 over the queues \(per-QP steering: .*\)\n"
                          r"    what the PMD refused goes by RSS, then hand-offs")
         with open(os.path.join(dump, "objects.json")) as f:
             objs = json.load(f)
-        self.assertEqual(objs["mrs"][0]["rkey"], 0x100)
+        self.assertEqual(objs["mrs"][0]["rkey"], "0x00000100")
         self.assertEqual(objs["mws"][0]["state"], "free")   # invalidated by SEND_WITH_INV
         self.assertEqual(objs["qps"][0]["state"], "ERR")
         with open(os.path.join(dump, "completions.json")) as f:
-            cqes = json.load(f)["cqs"][0]["completions"]
+            cqes = [cqe(c) for c in json.load(f)["cqs"][0]["completions"]]
         self.assertEqual([c["opcode"] for c in cqes[:3]], ["bind_mw", "recv", "recv"])
         self.assertEqual(cqes[2]["invalidated_rkey"], 0x80000042)
         with open(os.path.join(dump, "mr-0.bin"), "rb") as f:
@@ -407,7 +423,7 @@ class Cli(unittest.TestCase):
             psns.append(int(m.group(1), 16))
             with open(os.path.join(dump, "objects.json")) as f:
                 objs = json.load(f)
-            mr, mw = objs["mrs"][0]["rkey"], objs["mws"][0]["rkey"]
+            mr, mw = key(objs["mrs"][0]["rkey"]), key(objs["mws"][0]["rkey"])
             self.assertNotEqual(mr, 0x100)
             self.assertGreaterEqual(mr >> 8, 1)
             self.assertLess(mr >> 8, 0x800000)
@@ -429,7 +445,7 @@ class Cli(unittest.TestCase):
         self.assertNotIn("starting PSNs", r.stdout)
         with open(os.path.join(dump, "objects.json")) as f:
             qp = json.load(f)["qps"][0]
-        self.assertEqual(qp["sq_psn"], 0)
+        self.assertEqual(qp["sq_psn"], "0x000000")
 
     def test_no_port_is_a_clear_error(self):
         r = run(EAL + ["--"])

@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "live"))
 
 import pair  # noqa: E402
-from common import BUILD, SRC  # noqa: E402
+from common import BUILD, SRC, cqe, key, port_counts  # noqa: E402
 
 MWPATH = os.path.join(BUILD, "app", "mwpath")
 SHIM = os.path.join(BUILD, "test", "tools", "mwp_shim")
@@ -146,7 +146,9 @@ class Pair:
 
 
 def completions(run, side):
-    return run.dump(side, "completions.json")["cqs"][0]["completions"]
+    """A side's completions, with their hex fields (qp_num, imm_data,
+    invalidated_rkey) as integers."""
+    return [cqe(c) for c in run.dump(side, "completions.json")["cqs"][0]["completions"]]
 
 
 class Live(unittest.TestCase):
@@ -192,7 +194,7 @@ class Live(unittest.TestCase):
                                  % (what, len(bad)))
             else:
                 self.check_uc_lossy(side, i, recv, want_recv, mem, want, init, what)
-        live = set(objs["live_keys"])
+        live = {key(k) for k in objs["live_keys"]}
         for k in model[side]["dead"]:
             self.assertNotIn(k, live, "side %s: key %#x invalidated by the peer" % (side, k))
         for k in model[side]["live"]:
@@ -256,8 +258,8 @@ class Live(unittest.TestCase):
             self.assertGreater(s[d]["dropped"], 0, d)
             self.assertGreater(s[d]["duplicated"], 0, d)
             self.assertGreater(s[d]["reordered"], 0, d)
-        again = sum(int(x) for side in ("a", "b") for x in
-                    _req_field(run.out[side][1], "again"))
+        again = sum(q["requester"]["retrans"] for side in ("a", "b")
+                    for q in run.dump(side, "objects.json")["qps"])
         self.assertGreater(again, 0, "nothing was sent again")
 
     def test_random_loss(self):
@@ -284,7 +286,7 @@ class Live(unittest.TestCase):
             capture_output=True, text=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(os.path.join(dump, "completions.json")) as f:
-            comps = json.load(f)["cqs"][0]["completions"]
+            comps = [cqe(c) for c in json.load(f)["cqs"][0]["completions"]]
         self.assertEqual([(c["wr_id"], c["status"]) for c in comps], [(0, "retry_exc_err")])
         tries = [p for p in rdpcap(out) if UDP in p and p[UDP].dport == 4791]
         self.assertEqual(len(tries), 4, "retry_cnt + 1 tries")
@@ -316,7 +318,8 @@ class Live(unittest.TestCase):
         self.ran_clean(run)
         comps = completions(run, "a")
         self.assertEqual([(c["wr_id"], c["status"]) for c in comps], [(0, "rnr_retry_exc_err")])
-        self.assertIn("rnr naks 3,", run.out["b"][1], "three tries, three RNR NAKs")
+        self.assertEqual(port_counts(os.path.join(self.tmp, "dump-b"))["rnr_naks"], 3,
+                         "three tries, three RNR NAKs")
 
 
 class Ping(unittest.TestCase):
@@ -332,12 +335,13 @@ class Ping(unittest.TestCase):
         tmp = tempfile.mkdtemp(prefix="mwpping")
         tag = "%d" % (os.getpid() % 100000)
         tap, ns, prefix = "mwpt" + tag, "mwpping" + tag, "mwpping" + tag
-        ini = os.path.join(tmp, "p.ini")
+        ini, dump = os.path.join(tmp, "p.ini"), os.path.join(tmp, "dump")
         with open(ini, "w") as f:
             f.write("[port 0]\nmac = 02:00:00:00:00:0a\nipv4 = 10.0.0.1\nipv6 = fd00::1\n")
         p = subprocess.Popen([MWPATH, "-l", "0-1"] + EAL + [
-            "--file-prefix", prefix, "--vdev", "net_tap0,iface=" + tap, "--", "-c", ini],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            "--file-prefix", prefix, "--vdev", "net_tap0,iface=" + tap, "--", "-c", ini,
+            "--dump-dir", dump], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ctrl = None
         s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             # move the tap only once the port has started (telemetry
@@ -372,14 +376,16 @@ class Ping(unittest.TestCase):
             p.send_signal(signal.SIGINT)
             out, err = p.communicate(timeout=30)
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+            if p.returncode == 0:
+                ctrl = port_counts(dump)["control_path"]
             shutil.rmtree(tmp, ignore_errors=True)
         self.assertEqual(p.returncode, 0, err)
         for fam, r in pings.items():
             self.assertEqual(r.returncode, 0, "ping %s:\n%s%s\n%s" % (fam, r.stdout, r.stderr,
                                                                        out))
             self.assertIn("3 received", r.stdout)
-        self.assertIn("echo_in 3, echo_out 3", out)
-        self.assertIn("echo6_in 3, echo6_out 3", out)
+        self.assertEqual((ctrl["echo_in"], ctrl["echo_out"]), (3, 3), out)
+        self.assertEqual((ctrl["echo6_in"], ctrl["echo6_out"]), (3, 3), out)
         self.assertEqual(neigh["10_0_0_2"]["ip"], "10.0.0.2")
         self.assertEqual(neigh["fd00__2"]["ip"], "fd00::2")
         self.assertIn(neigh["10_0_0_2"]["state"], ("stale", "reachable"))
@@ -407,16 +413,6 @@ timeout = 12
 %(retry)s
 %(extra)s
 """
-
-
-def _req_field(summary, field):
-    """The requester lines' "(+N again)" figures of a summary."""
-    out = []
-    for line in summary.splitlines():
-        line = line.strip()
-        if line.startswith("requester:") and field == "again":
-            out.append(line.split("(+", 1)[1].split(" ", 1)[0])
-    return out
 
 
 if __name__ == "__main__":

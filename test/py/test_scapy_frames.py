@@ -10,7 +10,7 @@ import struct
 import tempfile
 import unittest
 
-from common import CAPTURES, inspect
+from common import CAPTURES, inspect, inspect_form
 import roce
 
 V6 = dict(ipv6=True, src="fd77:77::14", dst="fd77:77::12")
@@ -117,10 +117,11 @@ class ScapyFrames(unittest.TestCase):
             self.assertTrue(g["roce"], where)
             self.assertNotIn("error", g, where)
             self.assertEqual(g["icrc"], "ok", where)
-            self.assertEqual(g["qpn"], kw["qpn"], where)
-            self.assertEqual(g["psn"], kw["psn"], where)
+            # keys, QPNs, PSNs, addresses, syndromes in hex strings
+            self.assertEqual(g["qpn"], "%#x" % kw["qpn"], where)
+            self.assertEqual(g["psn"], "0x%06x" % kw["psn"], where)
             self.assertEqual(g["opcode_name"], roce.OPCODES[kw["opcode"]][0], where)
-            for k, v in want.items():
+            for k, v in inspect_form(want).items():
                 self.assertEqual(g.get(k), v, f"{where}: {k}")
         self.assertEqual(got[-1]["icrc"], "bad")
 
