@@ -47,6 +47,7 @@ struct monitor {
 	const struct app_options *opt;
 	struct app_objects *objs;
 	uint64_t next_stats;
+	struct app_interval iv;		/* --stats-interval: the last lines */
 };
 
 static void
@@ -70,7 +71,7 @@ monitor_tick(void *arg)
 		}
 	}
 	if (m->opt->stats_interval_s != 0 && rte_rdtsc() >= m->next_stats) {
-		app_print_interval(stdout, run);
+		app_print_interval(stdout, run, &m->iv);
 		m->next_stats = rte_rdtsc() +
 			(uint64_t)m->opt->stats_interval_s * rte_get_tsc_hz();
 	}

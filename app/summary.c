@@ -2,7 +2,9 @@
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <string.h>
+#include <time.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 #include "objects.h"
@@ -132,6 +134,32 @@ print_lcores(FILE *out, const struct app_run *run, uint16_t pid)
 	}
 }
 
+/* n events over s seconds, a second (0 over no time) */
+static uint64_t
+per_second(uint64_t n, double s)
+{
+	return s > 0 ? (uint64_t)((double)n / s + 0.5) : 0;
+}
+
+/* The run's average rates, every port together. */
+static void
+print_run_rates(FILE *out, const struct app_run *run)
+{
+	struct mwp_stats s, sum;
+
+	memset(&sum, 0, sizeof(sum));
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		app_port_stats(run, pid, &s);
+		mwp_stats_add(&sum, &s);
+	}
+	fprintf(out, "average over %.3f s: Rx-pps %" PRIu64 " Rx-bps %" PRIu64
+		" Tx-pps %" PRIu64 " Tx-bps %" PRIu64 " (%" PRIu64 " packets in, %"
+		PRIu64 " out)\n", run->seconds, per_second(sum.rx_pkts, run->seconds),
+		per_second(sum.rx_bytes * 8, run->seconds),
+		per_second(sum.tx_pkts, run->seconds),
+		per_second(sum.tx_bytes * 8, run->seconds), sum.rx_pkts, sum.tx_pkts);
+}
+
 void
 app_print_summary(FILE *out, const struct app_run *run)
 {
@@ -139,6 +167,7 @@ app_print_summary(FILE *out, const struct app_run *run)
 		mwp_version(), run->nb_ports, run->nb_ports == 1 ? "" : "s",
 		run->nb_lcores, run->nb_lcores == 1 ? "" : "s", run->seconds,
 		run->stop_reason);
+	print_run_rates(out, run);
 	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
 		struct mwp_stats s;
 		struct rte_eth_stats es;
@@ -180,17 +209,55 @@ app_print_summary(FILE *out, const struct app_run *run)
 	fflush(out);
 }
 
-void
-app_print_interval(FILE *out, const struct app_run *run)
+/* "2024-06-01T10:00:01.234Z": now, in UTC */
+static void
+utc_now(char *buf, size_t len)
 {
-	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000);
+}
+
+void
+app_print_interval(FILE *out, const struct app_run *run, struct app_interval *iv)
+{
+	const uint64_t now = rte_rdtsc(), hz = rte_get_tsc_hz();
+	const double dt = (double)(now - (iv->tsc != 0 ? iv->tsc : run->start_tsc)) /
+			  (double)hz;
+	const double since = (double)(now - run->start_tsc) / (double)hz;
+	char when[40];
+
+	utc_now(when, sizeof(when));
+	for (uint16_t pid = 0; pid < run->nb_ports && pid < RTE_MAX_ETHPORTS; pid++) {
+		uint64_t rx, rxb, tx, txb, acc, drop;
 		struct mwp_stats s;
 
 		app_port_stats(run, pid, &s);
-		fprintf(out, "port %u: in %" PRIu64 " out %" PRIu64 " accepted %"
-			PRIu64 " dropped %" PRIu64 "\n", pid, s.rx_pkts,
-			s.tx_pkts, s.accepted, mwp_stats_dropped(&s));
+		rx = s.rx_pkts - iv->last[pid].rx_pkts;
+		rxb = s.rx_bytes - iv->last[pid].rx_bytes;
+		tx = s.tx_pkts - iv->last[pid].tx_pkts;
+		txb = s.tx_bytes - iv->last[pid].tx_bytes;
+		acc = s.accepted - iv->last[pid].accepted;
+		drop = mwp_stats_dropped(&s) - iv->last[pid].dropped;
+		fprintf(out, "%s +%.3f s port %u, last %.3f s: in %" PRIu64 " (%" PRIu64
+			" bytes) out %" PRIu64 " (%" PRIu64 " bytes) accepted %" PRIu64
+			" dropped %" PRIu64 "; Rx-pps %" PRIu64 " Rx-bps %" PRIu64
+			" Tx-pps %" PRIu64 " Tx-bps %" PRIu64 "\n", when, since, pid, dt,
+			rx, rxb, tx, txb, acc, drop, per_second(rx, dt),
+			per_second(rxb * 8, dt), per_second(tx, dt), per_second(txb * 8, dt));
+		iv->last[pid].rx_pkts = s.rx_pkts;
+		iv->last[pid].rx_bytes = s.rx_bytes;
+		iv->last[pid].tx_pkts = s.tx_pkts;
+		iv->last[pid].tx_bytes = s.tx_bytes;
+		iv->last[pid].accepted = s.accepted;
+		iv->last[pid].dropped = mwp_stats_dropped(&s);
 	}
+	iv->tsc = now;
 	fflush(out);
 }
 

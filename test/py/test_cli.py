@@ -178,7 +178,7 @@ class Cli(unittest.TestCase):
         deadline = time.time() + 60
         while p.poll() is None and time.time() < deadline:
             with open(out_path) as f:
-                if re.search(r"^port 0: in", f.read(), re.M):
+                if re.search(r" port 0, last ", f.read()):
                     break
             time.sleep(0.05)
         time.sleep(0.5)
@@ -199,7 +199,9 @@ class Cli(unittest.TestCase):
                 self.assertGreater(c["packets_in"], 1000)
                 self.assertEqual(c["dropped"] + c["accepted"] + c["control"],
                                  c["packets_in"])
-                self.assertRegex(out, r"port 0: in \d+ out \d+")  # --stats-interval
+                # --stats-interval
+                self.assertRegex(out, r" port 0, last \d+\.\d{3} s: in \d+ \(\d+ bytes\) "
+                                 r"out \d+ \(\d+ bytes\)")
 
     def test_bad_verbs_sections_name_file_line_section_and_key(self):
         base = "[pd 0]\n[cq 0]\n"
