@@ -30,6 +30,7 @@ on)
 		exit 1
 	fi
 	for f in "$dir"/*; do
+		[[ $f == */register || $f == */status ]] && continue
 		if [[ -f $f ]] && grep -q '^magic 7f454c460201010000000000000000000200b700' "$f" &&
 		   grep -q '^enabled' "$f"; then
 			echo present

@@ -6,8 +6,16 @@
 # run the key-table concurrency scenario and the two-lcore ownership
 # scenario under ThreadSanitizer (build-tsan/); fuzz the parser with libFuzzer (clang, ASan+UBSan,
 # build-fuzz/) for FUZZ_SECONDS (default 30), seeded from ../shared/captures,
-# and the responder for FUZZ_RESP_RUNS inputs (default 10^6).
+# and the responder for FUZZ_RESP_RUNS inputs (default 10^6); then cross
+# build for aarch64 (build-aarch64/, cross/aarch64-linux-gnu.ini, Debian's
+# arm64 packages) and run its unit tests, the pcap cases and the default
+# run under qemu-aarch64, the default run's answers compared byte for byte
+# with the x86 build's (docs/aarch64.md).
 # Exits non-zero if anything fails; ends with one "N passed, N failed" line.
+#
+#   test/run-all.sh             every stage
+#   test/run-all.sh aarch64     the aarch64 stage alone (it builds build/
+#                               too, for the x86 answers)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -129,11 +137,116 @@ run_tsan() {
 	done
 }
 
+# Cross build for aarch64 and everything under qemu-aarch64 (user mode,
+# binfmt_misc for the processes the tests exec).  About 6 minutes on 2
+# cores, most of it emulation.
+run_aarch64() {
+	local dir=build-aarch64 t0=$SECONDS binfmt
+	# the sysroot the cross file names; QEMU_CPU=max has PMULL and CRC32
+	local -x QEMU_LD_PREFIX=/var/cache/mwpath-aarch64/sysroot QEMU_CPU=max
+	local -x UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+	echo "== $dir: cross build for aarch64, tested under qemu-aarch64"
+	aarch64_fail() {
+		echo "aarch64: FAIL ($1)"
+		status=1
+		failed=$((failed + 1))
+	}
+	if ! ./install-deps.sh --aarch64; then
+		aarch64_fail "./install-deps.sh --aarch64"
+		return
+	fi
+	if ! binfmt=$(cross/binfmt-aarch64.sh on); then
+		aarch64_fail "qemu-aarch64 cannot be registered with binfmt_misc"
+		return
+	fi
+	run_aarch64_steps "$dir"
+	[[ $binfmt == registered ]] && cross/binfmt-aarch64.sh off
+	echo "aarch64 stage: $((SECONDS - t0)) s"
+}
+
+run_aarch64_steps() {
+	local dir=$1 t p f
+	t=$SECONDS
+	if ! { meson setup "$dir" --cross-file cross/aarch64-linux-gnu.ini \
+			-Dbenchmarks=false >"$dir.setup.log" 2>&1 ||
+	       meson setup --reconfigure "$dir" --cross-file cross/aarch64-linux-gnu.ini \
+			-Dbenchmarks=false >"$dir.setup.log" 2>&1; }; then
+		cat "$dir.setup.log"
+		aarch64_fail "meson setup"
+		return
+	fi
+	rm -f "$dir.setup.log"
+	if ! ninja -C "$dir" >"$dir/build.log" 2>&1; then
+		grep -E 'error|FAILED' "$dir/build.log" | head -40
+		aarch64_fail "cross build"
+		return
+	fi
+	echo "aarch64: built in $((SECONDS - t)) s"
+
+	# every unit test on -cpu max; the fast paths must be there
+	t=$SECONDS
+	MWP_EXPECT_FAST=1 meson test -C "$dir" --suite unit --print-errorlogs \
+		--num-processes 2 --timeout-multiplier 4 >"$dir/unit.log" 2>&1
+	grep -E '^ *[0-9]+/[0-9]+ ' "$dir/unit.log"
+	p=$(grep -c '"result": "OK"' "$dir/meson-logs/testlog.json")
+	f=$(grep -vc '"result": "OK"' "$dir/meson-logs/testlog.json")
+	passed=$((passed + p))
+	failed=$((failed + f))
+	if [[ $f -ne 0 ]]; then
+		status=1
+		grep -A30 -E '^=+ [0-9]+/[0-9]+ =+$' "$dir/unit.log" | head -120
+	fi
+	echo "aarch64: unit tests ($p passed, $f failed) in $((SECONDS - t)) s"
+	# the fast paths' tests on a BlueField-2's core too
+	if QEMU_CPU=cortex-a72 MWP_EXPECT_FAST=1 "$dir/test/unit/test_fastpath" --jobs 1 \
+		>"$dir/fastpath-a72.log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		cat "$dir/fastpath-a72.log"
+		aarch64_fail "test_fastpath on cortex-a72"
+	fi
+
+	# the pcap regression cases, mwpath run by binfmt under qemu
+	t=$SECONDS
+	if /usr/bin/python3 test/pcap/run.py "$dir/app/mwpath" >"$dir/pcap.log" 2>&1; then
+		passed=$((passed + 1))
+	else
+		grep -v ' ok$' "$dir/pcap.log"
+		aarch64_fail "pcap cases"
+	fi
+	echo "aarch64: $(tail -1 "$dir/pcap.log") in $((SECONDS - t)) s"
+
+	# the default run, x86 and aarch64: the same answers, byte for byte
+	local runs=$dir/default-run
+	rm -rf "$runs"
+	mkdir -p "$runs/x86_64" "$runs/aarch64"
+	if ! ninja -C build app/mwpath >/dev/null ||
+	   ! (cd "$runs/x86_64" && ../../../build/app/mwpath --dump-dir dump >stdout.txt 2>stderr.txt) ||
+	   ! (cd "$runs/aarch64" && ../../app/mwpath --dump-dir dump >stdout.txt 2>stderr.txt); then
+		tail -5 "$runs"/*/stderr.txt
+		aarch64_fail "the default run"
+	elif /usr/bin/python3 cross/compare-runs.py "$runs/x86_64" "$runs/aarch64"; then
+		passed=$((passed + 1))
+	else
+		aarch64_fail "the default run's answers differ from x86's"
+	fi
+}
+
+if [[ ${1:-} == aarch64 ]]; then
+	if [[ ! -x build/app/mwpath ]]; then
+		meson setup build >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null
+	fi
+	run_aarch64
+	echo "$passed passed, $failed failed"
+	exit $status
+fi
+
 run_build build
 run_build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dbenchmarks=false
 run_tsan
 run_fuzz
+run_aarch64
 
 echo "$passed passed, $failed failed"
 exit $status
