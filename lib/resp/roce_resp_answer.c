@@ -149,7 +149,8 @@ mwp_resp_nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint
  * lost.  A denial counts by reason, and against the key's descriptor. */
 void
 mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
-		struct mwp_verdict v, const struct mwp_binding *b)
+		struct mwp_verdict v, const struct mwp_binding *b,
+		const struct rte_mbuf *m, const struct mwp_pkt *p)
 {
 	if (v.kind == MWP_V_DENY) {
 		uint8_t ip[16];
@@ -160,8 +161,8 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 			__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
 					   __ATOMIC_RELAXED);
 		/* against its source: the guessing defence */
-		if (c->cur != NULL)
-			mwp_guard_refused(&c->q->guard, mwp_pkt_src_ip(c->cur, c->cur_p, ip),
+		if (m != NULL)
+			mwp_guard_refused(&c->q->guard, mwp_pkt_src_ip(m, p, ip),
 					  c->q->eng->now);
 	}
 	if (qp->ibqp.qp_type != IBV_QPT_RC) {

@@ -143,7 +143,6 @@ mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_queue *q, struct rte_mbuf *
 	c->dropped = 0;
 	c->taken = 0;
 	c->nb_revoked = 0;
-	c->cur = NULL;
 }
 
 /* Free the frames of a burst, but for those handed to another queue. */

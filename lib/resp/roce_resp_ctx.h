@@ -53,9 +53,6 @@ struct mwp_resp_ctx {
 	uint16_t nb_revoked;
 	uint32_t revoked[8];
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
-	/* the frame being run, whose source a refusal counts against */
-	const struct rte_mbuf *cur;
-	const struct mwp_pkt *cur_p;
 };
 
 /*

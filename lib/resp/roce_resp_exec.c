@@ -386,7 +386,7 @@ resp_verdict(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		duplicate(c, qp, p, rq, b);
 		break;
 	default:	/* DENY, INVALID, RNR */
-		mwp_resp_refuse(c, qp, p->psn, v, checked);
+		mwp_resp_refuse(c, qp, p->psn, v, checked, m, p);
 		break;
 	}
 }
@@ -558,10 +558,7 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			}
 		}
 		/* accepted: acted on (executed or answered), not dropped */
-		c->cur = pkts[i];
-		c->cur_p = &p[i];
 		accepted += resp_packet(c, rq[i].qp, pkts[i], &p[i], &rq[i]);
-		c->cur = NULL;
 	}
 	st->accepted += accepted;
 }

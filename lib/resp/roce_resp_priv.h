@@ -192,9 +192,12 @@ void mwp_resp_fatal_effects(struct mwp_qp *qp, uint8_t syn);
 void mwp_resp_nak_fatal(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 			uint8_t syn);
 /* A refusal (DENY, INVALID or RNR) made an RC NAK or a UC discard; b: the
- * key's descriptor a denial counts against, or NULL. */
+ * key's descriptor a denial counts against, or NULL; m and p: the frame
+ * refused, whose source a denial counts against (the guessing defence),
+ * or NULL (a READ response refused later, no frame in hand). */
 void mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
-		     struct mwp_verdict v, const struct mwp_binding *b);
+		     struct mwp_verdict v, const struct mwp_binding *b,
+		     const struct rte_mbuf *m, const struct mwp_pkt *p);
 
 static inline bool
 mwp_resp_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,

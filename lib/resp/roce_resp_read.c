@@ -71,7 +71,8 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 					r->err_queued = 0;
 					r->ack_pending = 0;
 					mwp_resp_refuse(c, qp, rd->psn,
-							mwp_verdict(MWP_V_DENY, d), b);
+							mwp_verdict(MWP_V_DENY, d), b,
+							NULL, NULL);
 				}
 				continue;
 			}
