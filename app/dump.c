@@ -22,6 +22,7 @@
 #include <rte_ethdev.h>
 
 #include "dump.h"
+#include "hex.h"
 #include "mwpath.h"
 
 /* Set when jansson could not allocate a value or a member: the file is
@@ -52,57 +53,23 @@ jcount(uint64_t v)
 	return json_integer((json_int_t)v);
 }
 
+/* a key, QPN, PSN or address as a hex string (hex.h) */
+static json_t *
+jhex(enum app_hex_kind kind, uint64_t v)
+{
+	char s[APP_HEX_LEN];
+
+	return json_string(app_hex(s, kind, v));
+}
+
 /* A number that may use all 64 bits (a wr_id): an integer, or a hex
  * string from 2^63 up, where a JSON integer of jansson's ends. */
 static json_t *
 ju64(uint64_t v)
 {
-	char s[24];
-
 	if (v <= INT64_MAX)
 		return jcount(v);
-	snprintf(s, sizeof(s), "0x%" PRIx64, v);
-	return json_string(s);
-}
-
-/* "0x00000100": a key (L_Key, R_Key), 8 hex digits */
-static json_t *
-jkey(uint32_t v)
-{
-	char s[16];
-
-	snprintf(s, sizeof(s), "0x%08" PRIx32, v);
-	return json_string(s);
-}
-
-/* "0x11": a QPN */
-static json_t *
-jqpn(uint32_t v)
-{
-	char s[16];
-
-	snprintf(s, sizeof(s), "0x%" PRIx32, v);
-	return json_string(s);
-}
-
-/* "0x000006": a 24-bit PSN, 6 hex digits */
-static json_t *
-jpsn(uint32_t v)
-{
-	char s[16];
-
-	snprintf(s, sizeof(s), "0x%06" PRIx32, v);
-	return json_string(s);
-}
-
-/* "0x10000": an address */
-static json_t *
-jaddr(uint64_t v)
-{
-	char s[24];
-
-	snprintf(s, sizeof(s), "0x%" PRIx64, v);
-	return json_string(s);
+	return jhex(APP_HEX_ADDR, v);
 }
 
 /* ["remote_write", ...] in the configuration's spelling */
@@ -302,9 +269,9 @@ jmr(const struct app_objects *o, unsigned int i)
 	m = json_object();
 	jset(m, "index", jcount(i));
 	jset(m, "pd", jcount(o->cfg->mr[i].pd));
-	jset(m, "lkey", jkey(mr->lkey));
-	jset(m, "rkey", jkey(mr->rkey));
-	jset(m, "iova", jaddr(mi.iova));
+	jset(m, "lkey", jhex(APP_HEX_KEY, mr->lkey));
+	jset(m, "rkey", jhex(APP_HEX_KEY, mr->rkey));
+	jset(m, "iova", jhex(APP_HEX_ADDR, mi.iova));
 	jset(m, "length", jcount(mr->length));
 	jset(m, "access", jaccess(mi.access));
 	jset(m, "bound_windows", jcount(mi.bound_mws));
@@ -326,17 +293,17 @@ jmw(const struct app_objects *o, unsigned int i)
 	jset(w, "index", jcount(i));
 	jset(w, "pd", jcount(o->cfg->mw[i].pd));
 	jset(w, "type", jcount(o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2));
-	jset(w, "rkey", jkey(mw.rkey));
+	jset(w, "rkey", jhex(APP_HEX_KEY, mw.rkey));
 	jset(w, "state", json_string(mw.valid ? "valid" : "free"));
 	if (b == NULL) {
 		bound = json_null();
 	} else {
 		bound = json_object();
 		jset(bound, "mr", json_integer(config_mr_index(o, mw.mr)));
-		jset(bound, "va", jaddr(b->va));
+		jset(bound, "va", jhex(APP_HEX_ADDR, b->va));
 		jset(bound, "length", jcount(b->length));
 		jset(bound, "zero_based", json_boolean(b->zero_based));
-		jset(bound, "qp", b->kind == MWP_KEY_MW2 ? jqpn(b->qpn) : json_null());
+		jset(bound, "qp", b->kind == MWP_KEY_MW2 ? jhex(APP_HEX_QPN, b->qpn) : json_null());
 		jset(bound, "access", jaccess(b->access));
 	}
 	jset(w, "bound", bound);
@@ -356,15 +323,15 @@ jqp(const struct app_objects *o, unsigned int i)
 		return NULL;
 	s = &qi.resp;
 	q = json_object();
-	jset(q, "qpn", jqpn(c->qpn));
+	jset(q, "qpn", jhex(APP_HEX_QPN, c->qpn));
 	jset(q, "type", json_string(c->uc ? "uc" : "rc"));
 	jset(q, "state", json_string(app_qp_state_name(o->qp[i]->state)));
 	jset(q, "port", jcount(c->port));
 	jset(q, "pd", jcount(c->pd));
 	jset(q, "cq", jcount(c->cq));
-	jset(q, "remote_qpn", jqpn(qi.dest_qpn));
-	jset(q, "rq_psn", jpsn(qi.expected_psn));
-	jset(q, "sq_psn", jpsn(qi.sq_psn));
+	jset(q, "remote_qpn", jhex(APP_HEX_QPN, qi.dest_qpn));
+	jset(q, "rq_psn", jhex(APP_HEX_PSN, qi.expected_psn));
+	jset(q, "sq_psn", jhex(APP_HEX_PSN, qi.sq_psn));
 	jset(q, "msn", jcount(qi.msn));
 	cnt = json_object();
 	jset(cnt, "rx_pkts", jcount(s->rx_pkts));
@@ -381,8 +348,8 @@ jqp(const struct app_objects *o, unsigned int i)
 	jset(q, "counters", cnt);
 	/* the requester: its PSNs and counters */
 	req = json_object();
-	jset(req, "next_psn", jpsn(qi.req_next_psn));
-	jset(req, "unacked_psn", jpsn(qi.req_unacked_psn));
+	jset(req, "next_psn", jhex(APP_HEX_PSN, qi.req_next_psn));
+	jset(req, "unacked_psn", jhex(APP_HEX_PSN, qi.req_unacked_psn));
 #define _(n, t) jset(req, #n, jcount(qi.req.n));
 	MWP_FOREACH_REQ_STAT(_)
 #undef _
@@ -423,7 +390,7 @@ jlive_keys(const struct app_objects *o)
 	mwp_device_keys_walk(o->ctx, key_cb, &l);
 	qsort(l.rkey, l.n, sizeof(l.rkey[0]), cmp_u32);
 	for (unsigned int i = 0; i < l.n; i++)
-		jappend(a, jkey(l.rkey[i]));
+		jappend(a, jhex(APP_HEX_KEY, l.rkey[i]));
 	return a;
 }
 
@@ -498,12 +465,12 @@ jwc(const struct ibv_wc *wc)
 	jset(e, "wr_id", ju64(wc->wr_id));
 	jset(e, "status", json_string(app_wc_status_name(wc->status)));
 	jset(e, "opcode", json_string(app_wc_opcode_name(wc->opcode)));
-	jset(e, "qp_num", jqpn(wc->qp_num));
+	jset(e, "qp_num", jhex(APP_HEX_QPN, wc->qp_num));
 	jset(e, "byte_len", jcount(wc->byte_len));
 	if (wc->wc_flags & IBV_WC_WITH_IMM)
-		jset(e, "imm_data", jkey(rte_be_to_cpu_32(wc->imm_data)));
+		jset(e, "imm_data", jhex(APP_HEX_KEY, rte_be_to_cpu_32(wc->imm_data)));
 	if (wc->wc_flags & IBV_WC_WITH_INV)
-		jset(e, "invalidated_rkey", jkey(wc->invalidated_rkey));
+		jset(e, "invalidated_rkey", jhex(APP_HEX_KEY, wc->invalidated_rkey));
 	return e;
 }
 

@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <pcap/pcap.h>
 
+#include "hex.h"
 #include "mwpath.h"
 
 static void
@@ -34,18 +35,17 @@ usage(FILE *out)
  * Lengths, counts and the opcode are integers.
  */
 static json_t *
-jhex(const char *fmt, uint64_t v)
+jhex(enum app_hex_kind kind, uint64_t v)
 {
-	char s[24];
+	char s[APP_HEX_LEN];
 
-	snprintf(s, sizeof(s), fmt, v);
-	return json_string(s);
+	return json_string(app_hex(s, kind, v));
 }
 
-#define KEY(v) jhex("0x%08" PRIx64, (v))	/* "0x00000100" */
-#define QPN(v) jhex("0x%" PRIx64, (v))		/* "0x11" */
-#define PSN(v) jhex("0x%06" PRIx64, (v))	/* "0x000006" */
-#define HEX(v) jhex("0x%" PRIx64, (v))		/* an address, an operand */
+#define KEY(v) jhex(APP_HEX_KEY, (v))
+#define QPN(v) jhex(APP_HEX_QPN, (v))
+#define PSN(v) jhex(APP_HEX_PSN, (v))
+#define HEX(v) jhex(APP_HEX_ADDR, (v))		/* an address, an operand */
 
 static void
 add_ehs(json_t *o, const struct rte_mbuf *m, const struct mwp_pkt *p)
@@ -64,7 +64,7 @@ add_ehs(json_t *o, const struct rte_mbuf *m, const struct mwp_pkt *p)
 			"dmalen", (json_int_t)reth_dmalen(reth)));
 	if (aeth != NULL)
 		json_object_set_new(o, "aeth", json_pack("{s:o, s:I}",
-			"syndrome", jhex("0x%02" PRIx64, aeth_syndrome(aeth)),
+			"syndrome", jhex(APP_HEX_SYNDROME, aeth_syndrome(aeth)),
 			"msn", (json_int_t)aeth_msn(aeth)));
 	if (atm != NULL)
 		json_object_set_new(o, "atomiceth", json_pack("{s:o, s:o, s:o, s:o}",
@@ -172,7 +172,7 @@ frame_json(uint64_t no, const uint8_t *data, uint32_t caplen, uint32_t len)
 	json_object_set_new(o, "se", json_boolean(bth_se(bth)));
 	json_object_set_new(o, "fecn", json_boolean(bth_fecn(bth)));
 	json_object_set_new(o, "becn", json_boolean(bth_becn(bth)));
-	json_object_set_new(o, "pkey", jhex("0x%04" PRIx64, bth_pkey(bth)));
+	json_object_set_new(o, "pkey", jhex(APP_HEX_PKEY, bth_pkey(bth)));
 	if (why == MWP_DROP_NONE || truncated) {
 		add_ehs(o, &m, &p);
 		json_object_set_new(o, "payload_len", json_integer(p.payload_len));

@@ -8,6 +8,7 @@
 #include <rte_ethdev.h>
 
 #include "objects.h"
+#include "hex.h"
 #include "summary.h"
 
 void
@@ -309,12 +310,16 @@ app_objects_print_keys(FILE *out, const struct app_objects *o)
 	for (unsigned int i = 0; i < APP_MAX_OBJ; i++) {
 		struct mwp_mw_info mw;
 
+		char k1[APP_HEX_LEN], k2[APP_HEX_LEN];
+
 		if (o->mr[i] != NULL)
-			fprintf(out, "mwpath: [mr %u] lkey 0x%08" PRIx32 " rkey 0x%08" PRIx32 "\n",
-				i, o->mr[i]->lkey, o->mr[i]->rkey);
+			fprintf(out, "mwpath: [mr %u] lkey %s rkey %s\n", i,
+				app_hex(k1, APP_HEX_KEY, o->mr[i]->lkey),
+				app_hex(k2, APP_HEX_KEY, o->mr[i]->rkey));
 		if (o->mw[i] != NULL && mwp_mw_query_info(o->mw[i], &mw) == 0)
-			fprintf(out, "mwpath: [mw %u] type %u rkey 0x%08" PRIx32 " %s\n", i,
-				o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2, mw.rkey,
+			fprintf(out, "mwpath: [mw %u] type %u rkey %s %s\n", i,
+				o->mw[i]->type == IBV_MW_TYPE_1 ? 1 : 2,
+				app_hex(k1, APP_HEX_KEY, mw.rkey),
 				mw.valid ? "bound" : "not bound");
 	}
 }

@@ -27,6 +27,7 @@
 #include <rte_telemetry.h>
 
 #include "mwpath.h"
+#include "hex.h"
 #include "telemetry.h"
 
 static const struct app_run *t_run;
@@ -43,45 +44,14 @@ parse_num(const char *params, uint64_t max, uint64_t *out)
 	return *end == '\0' && *out <= max;
 }
 
-/*
- * Keys, QPNs, PSNs and addresses as hex strings, as the summary,
- * objects.json and mwpath-inspect write them: "0x00000100" (a key),
- * "0x11" (a QPN), "0x000006" (a PSN), "0x10000" (an address).
- */
+/* A key, QPN, PSN or address as a hex string, in the style of the
+ * summary, objects.json and mwpath-inspect (hex.h). */
 static void
-add_key(struct rte_tel_data *d, const char *name, uint32_t v)
+add_hex(struct rte_tel_data *d, const char *name, enum app_hex_kind kind, uint64_t v)
 {
-	char s[16];
+	char s[APP_HEX_LEN];
 
-	snprintf(s, sizeof(s), "0x%08" PRIx32, v);
-	rte_tel_data_add_dict_string(d, name, s);
-}
-
-static void
-add_qpn(struct rte_tel_data *d, const char *name, uint32_t v)
-{
-	char s[16];
-
-	snprintf(s, sizeof(s), "0x%" PRIx32, v);
-	rte_tel_data_add_dict_string(d, name, s);
-}
-
-static void
-add_psn(struct rte_tel_data *d, const char *name, uint32_t v)
-{
-	char s[16];
-
-	snprintf(s, sizeof(s), "0x%06" PRIx32, v);
-	rte_tel_data_add_dict_string(d, name, s);
-}
-
-static void
-add_addr(struct rte_tel_data *d, const char *name, uint64_t v)
-{
-	char s[24];
-
-	snprintf(s, sizeof(s), "0x%" PRIx64, v);
-	rte_tel_data_add_dict_string(d, name, s);
+	rte_tel_data_add_dict_string(d, name, app_hex(s, kind, v));
 }
 
 /* "remote_write,remote_read": access flags by the configuration's names
@@ -187,7 +157,7 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 
 	if (mwp_qp_query_info(ibqp, &qi) != 0)
 		return;
-	add_qpn(d, "qpn", ibqp->qp_num);
+	add_hex(d, "qpn", APP_HEX_QPN, ibqp->qp_num);
 	rte_tel_data_add_dict_string(d, "type", ibqp->qp_type == IBV_QPT_RC ? "rc" : "uc");
 	/* the polling lcore that owns it, and the queue it answers on */
 	if (mwp_qp_owner(ibqp, &lcore, &queue) == 0) {
@@ -195,10 +165,10 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 		rte_tel_data_add_dict_u64(d, "queue", queue);
 	}
 	rte_tel_data_add_dict_string(d, "state", app_qp_state_name(ibqp->state));
-	add_qpn(d, "remote_qpn", qi.dest_qpn);
-	add_psn(d, "expected_psn", qi.expected_psn);
+	add_hex(d, "remote_qpn", APP_HEX_QPN, qi.dest_qpn);
+	add_hex(d, "expected_psn", APP_HEX_PSN, qi.expected_psn);
 	rte_tel_data_add_dict_u64(d, "msn", qi.msn);
-	add_psn(d, "sq_psn", qi.sq_psn);
+	add_hex(d, "sq_psn", APP_HEX_PSN, qi.sq_psn);
 	rte_tel_data_add_dict_u64(d, "rx_pkts", s->rx_pkts);
 	rte_tel_data_add_dict_u64(d, "rx_bytes", s->rx_bytes);
 	rte_tel_data_add_dict_u64(d, "acks", s->acks);
@@ -212,8 +182,8 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 	rte_tel_data_add_dict_u64(d, "atomics", s->atomics);
 	rte_tel_data_add_dict_u64(d, "acks_rx", s->acks_rx);
 	rte_tel_data_add_dict_u64(d, "drops", s->drops);
-	add_psn(d, "req_next_psn", qi.req_next_psn);
-	add_psn(d, "req_unacked_psn", qi.req_unacked_psn);
+	add_hex(d, "req_next_psn", APP_HEX_PSN, qi.req_next_psn);
+	add_hex(d, "req_unacked_psn", APP_HEX_PSN, qi.req_unacked_psn);
 #define _(n, t) rte_tel_data_add_dict_u64(d, "req_" #n, qi.req.n);
 	MWP_FOREACH_REQ_STAT(_)
 #undef _
@@ -268,14 +238,14 @@ key_dict(struct rte_tel_data *d, const struct mwp_binding *b)
 {
 	static const char *const kinds[] = { "mr", "mw1", "mw2" };
 
-	add_key(d, "rkey", b->rkey);
+	add_hex(d, "rkey", APP_HEX_KEY, b->rkey);
 	rte_tel_data_add_dict_string(d, "kind", b->kind < 3 ? kinds[b->kind] : "?");
-	add_addr(d, "va", b->va);
+	add_hex(d, "va", APP_HEX_ADDR, b->va);
 	rte_tel_data_add_dict_u64(d, "length", b->length);
 	rte_tel_data_add_dict_u64(d, "zero_based", b->zero_based);
 	add_access(d, "access", b->access);
 	if (b->kind == MWP_KEY_MW2)
-		add_qpn(d, "qpn", b->qpn);
+		add_hex(d, "qpn", APP_HEX_QPN, b->qpn);
 	rte_tel_data_add_dict_u64(d, "allowed", b->allowed);
 	rte_tel_data_add_dict_u64(d, "denied", b->denied);
 }
