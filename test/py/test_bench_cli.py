@@ -64,6 +64,17 @@ class BenchCli(unittest.TestCase):
                 self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
                 self.assertIn("usage: ", r.stderr)
 
+    def test_instr_count_answers_help_and_refuses_an_unknown_option(self):
+        # before installing or building anything
+        script = os.path.join(SRC, "bench", "instr_count.sh")
+        r = run(["bash", script, "--help"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("bench/instr_count.sh [BUILD_DIR]", r.stdout)
+        self.assertIn("AVX-512", r.stdout)
+        r = run(["bash", script, "--no-such-option"])
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn("usage: ", r.stderr)
+
 
 class BenchJson(unittest.TestCase):
     """Each program's --quick --json: one document, meta and results."""
