@@ -162,7 +162,21 @@ def compare_frames(want, got, errs):
         if not bad:
             bad = [("bytes", want[i].hex(), got[i].hex())]
         for k, v, g in bad[:6]:
-            errs.append("frame %d: %s: expected %s, got %s" % (i + 1, k, v, g))
+            errs.append("frame %d: %s: %s" % (i + 1, k, mismatch(v, g)))
+
+
+def mismatch(want, got):
+    """'expected W, got G'; for long hex (a payload, a whole frame) the
+    first byte that differs and 8 bytes either side, not the whole of
+    both."""
+    if not (isinstance(want, str) and isinstance(got, str) and
+            max(len(want), len(got)) > 64):
+        return "expected %s, got %s" % (want, got)
+    n = min(len(want), len(got))
+    at = next((j for j in range(0, n, 2) if want[j:j + 2] != got[j:j + 2]), n) // 2
+    lo, hi = max(at - 8, 0) * 2, (at + 8) * 2
+    return "%d bytes expected, %d sent, first difference at byte %d: expected ...%s..., " \
+           "got ...%s..." % (len(want) // 2, len(got) // 2, at, want[lo:hi], got[lo:hi])
 
 
 def read_pcap(path):
