@@ -193,7 +193,7 @@ Test(icrc, multi_buffer_crc_matches_zlib)
 	uint32_t crc[9];
 
 	if (!mwp_crc32_mb_available())
-		cr_skip_test("no PCLMULQDQ on this CPU");
+		cr_skip_test("no carry-less multiply on this CPU (PCLMULQDQ, PMULL)");
 	srand(5);
 	for (int round = 0; round < 200; round++) {
 		unsigned int n = 1 + (unsigned int)round % 9;
