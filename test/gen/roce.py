@@ -162,6 +162,22 @@ def write_pcap(path, frames):
     w.close()
 
 
+def changed_runs(base, data):
+    """[[offset, hex], ...]: the runs of bytes where data differs from
+    base (the "changed" list of a pcap case's expected memory)."""
+    runs, i = [], 0
+    while i < len(data):
+        if data[i] == base[i]:
+            i += 1
+            continue
+        j = i
+        while j < len(data) and data[j] != base[j]:
+            j += 1
+        runs.append([i, data[i:j].hex()])
+        i = j
+    return runs
+
+
 def selftest():
     """Our IPv4 ICRC must equal scapy's own BTH.compute_icrc."""
     from scapy.contrib.roce import BTH

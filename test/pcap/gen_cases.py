@@ -776,17 +776,7 @@ def memory_diff(config, idx, data):
     fill = "pattern" if "fill = pattern" in sec else "zero"
     base = bytes(i & 0xff for i in range(len(data))) if fill == "pattern" else \
         bytes(len(data))
-    runs, i = [], 0
-    while i < len(data):
-        if data[i] == base[i]:
-            i += 1
-            continue
-        j = i
-        while j < len(data) and data[j] != base[j]:
-            j += 1
-        runs.append([i, data[i:j].hex()])
-        i = j
-    return {"fill": fill, "length": len(data), "changed": runs}
+    return {"fill": fill, "length": len(data), "changed": roce.changed_runs(base, data)}
 
 
 def write_case(root, name, case):

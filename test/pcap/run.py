@@ -511,17 +511,8 @@ def region_fill(secs, idx):
 def memory_runs(fill, data):
     """A region as its fill plus the runs that differ from it (the form
     gen_cases.py writes)."""
-    base, runs, i = fill_bytes(fill, len(data)), [], 0
-    while i < len(data):
-        if data[i] == base[i]:
-            i += 1
-            continue
-        j = i
-        while j < len(data) and data[j] != base[j]:
-            j += 1
-        runs.append([i, data[i:j].hex()])
-        i = j
-    return {"fill": fill, "length": len(data), "changed": runs}
+    return {"fill": fill, "length": len(data),
+            "changed": roce.changed_runs(fill_bytes(fill, len(data)), data)}
 
 
 def named_keys(frames):
