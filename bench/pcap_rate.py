@@ -177,12 +177,12 @@ def window(tel, warmup, seconds):
             "mpps": (p1 - p0) / (t1 - t0) / 1e6, "link_mbps": speed}
 
 
-def run_mwpath(build, pcaps, conf, warmup, seconds, tag):
-    prefix = "mwp_pcap_rate_%d_%s" % (os.getpid(), tag)
-    p = subprocess.Popen([os.path.join(build, "app", "mwpath")] + LCORES[len(pcaps)] + EAL +
-                         ["--file-prefix", prefix, "--vdev", vdev(pcaps), "--", "-c", conf,
-                          "--lcores-per-port", str(len(pcaps))],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def run_timed(who, cmd, prefix, warmup, seconds, check_exit, **popen):
+    """Start cmd (a DPDK program with --file-prefix prefix), take its
+    window by telemetry, stop it with SIGINT: (window, its stdout).  With
+    check_exit, a non-zero exit status is a failure."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         **popen)
     try:
         tel = Telemetry(prefix, p)
         w = window(tel, warmup, seconds)
@@ -190,13 +190,22 @@ def run_mwpath(build, pcaps, conf, warmup, seconds, tag):
     except Failed as e:
         p.kill()
         out, err = p.communicate()
-        raise Failed("mwpath: %s\n%s%s" % (e, out, err)) from None
+        raise Failed("%s: %s\n%s%s" % (who, e, out[-2000:], err[-2000:])) from None
     finally:
         if p.poll() is None:
             p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
-    if p.returncode != 0:
-        raise Failed("mwpath exited %d:\n%s%s" % (p.returncode, out, err))
+    if check_exit and p.returncode != 0:
+        raise Failed("%s exited %d:\n%s%s" % (who, p.returncode, out, err))
+    return w, out
+
+
+def run_mwpath(build, pcaps, conf, warmup, seconds, tag):
+    prefix = "mwp_pcap_rate_%d_%s" % (os.getpid(), tag)
+    w, out = run_timed("mwpath", [os.path.join(build, "app", "mwpath")] + LCORES[len(pcaps)] +
+                       EAL + ["--file-prefix", prefix, "--vdev", vdev(pcaps), "--", "-c", conf,
+                              "--lcores-per-port", str(len(pcaps))],
+                       prefix, warmup, seconds, True)
     # correctness, not timing: from the summary it prints at exit
     pk = re.search(r"packets in\s+(\d+)", out)
     acc = re.search(r"accepted\s+(\d+)", out)
@@ -209,25 +218,12 @@ def run_mwpath(build, pcaps, conf, warmup, seconds, tag):
 def run_testpmd(pcaps, warmup, seconds, tag):
     n = len(pcaps)
     prefix = "mwp_pcap_rate_%d_%s" % (os.getpid(), tag)
-    p = subprocess.Popen(["dpdk-testpmd"] + LCORES[n] + EAL +
-                         ["--file-prefix", prefix, "--vdev", vdev(pcaps), "--",
-                          "--forward-mode=io", "--total-num-mbufs=16384",
-                          "--rxq=%d" % n, "--txq=%d" % n, "--nb-cores=%d" % n,
-                          "--no-lsc-interrupt"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    try:
-        tel = Telemetry(prefix, p)
-        w = window(tel, warmup, seconds)
-        tel.close()
-    except Failed as e:
-        p.kill()
-        out, err = p.communicate()
-        raise Failed("testpmd: %s\n%s%s" % (e, out[-2000:], err[-2000:])) from None
-    finally:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-    p.communicate(timeout=60)
+    w, _ = run_timed("testpmd", ["dpdk-testpmd"] + LCORES[n] + EAL +
+                     ["--file-prefix", prefix, "--vdev", vdev(pcaps), "--",
+                      "--forward-mode=io", "--total-num-mbufs=16384",
+                      "--rxq=%d" % n, "--txq=%d" % n, "--nb-cores=%d" % n,
+                      "--no-lsc-interrupt"],
+                     prefix, warmup, seconds, False, stdin=subprocess.PIPE)
     return w
 
 
