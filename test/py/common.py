@@ -7,6 +7,8 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import unittest
 
 BUILD = os.environ["MWPATH_BUILD"]
 SRC = os.environ["MWPATH_SRC"]
@@ -153,3 +155,21 @@ def tshark(pcap):
 
 def num(s):
     return int(s, 0) if s else None
+
+
+class TmpDirCase(unittest.TestCase):
+    """A test case with a temporary directory, self.d, removed after each
+    test, and write() to put a file in it."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, text):
+        path = os.path.join(self.d, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path

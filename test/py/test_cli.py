@@ -9,11 +9,10 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 
-from common import MWPATH, SRC, cqe, key, load_dump, port_counts, psn
+from common import MWPATH, SRC, TmpDirCase, cqe, key, load_dump, port_counts, psn
 import default_traffic
 import roce
 
@@ -26,20 +25,7 @@ def run(args, cwd=None, timeout=60):
                           cwd=cwd, timeout=timeout)
 
 
-class Cli(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.d = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def write(self, name, text):
-        path = os.path.join(self.d, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
+class Cli(TmpDirCase):
     def assert_one_line_error(self, r, pattern, code=2):
         self.assertEqual(r.returncode, code, r.stderr)
         self.assertEqual(r.stdout, "")

@@ -13,10 +13,9 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 import unittest
 
-from common import MWPATH, SRC
+from common import MWPATH, SRC, TmpDirCase
 
 EAL = ["--no-huge", "--no-pci", "--no-shconf", "-m", "128",
        "--log-level=lib.eal:error", "--log-level=lib.telemetry:error"]
@@ -56,20 +55,7 @@ def line_of(text, needle):
     return text.splitlines().index(needle) + 1
 
 
-class Startup(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.d = self.tmp.name
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-    def write(self, name, text):
-        path = os.path.join(self.d, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
+class Startup(TmpDirCase):
     def replay(self, cfg, *extra):
         """mwpath on the default traffic with configuration cfg."""
         return run(["-l", "0"] + EAL + ["--vdev", f"net_pcap0,rx_pcap={PCAP}", "--",
