@@ -33,11 +33,26 @@ static const uint64_t k3k4[2] __rte_aligned(16) = { 0x01751997d0, 0x00ccaa009e }
 static const uint64_t k5k0[2] __rte_aligned(16) = { 0x0163cd6124, 0 };
 static const uint64_t poly[2] __rte_aligned(16) = { 0x01db710641, 0x01f7011641 };
 
+/* One lane's 128 bits of state, and the fold constants k3, k4. */
+typedef __m128i crc_vec;
+
+static inline TARGET crc_vec
+load_k(void)
+{
+	return _mm_load_si128((const __m128i *)k3k4);
+}
+
+static inline TARGET __m128i
+load_raw(const struct mwp_crc_lane *l, uint16_t j)
+{
+	return _mm_loadu_si128((const __m128i *)(l->base + 16 * j));
+}
+
 /* Block j of a lane: a load, masked where the lane says so. */
 static inline TARGET __m128i
 load_block(const struct mwp_crc_lane *l, uint16_t j)
 {
-	__m128i v = _mm_loadu_si128((const __m128i *)(l->base + 16 * j));
+	__m128i v = load_raw(l, j);
 
 	if (l->mask != NULL && j < MWP_CRC_MB_MASKED)
 		v = _mm_or_si128(_mm_and_si128(v, _mm_load_si128(
@@ -46,13 +61,16 @@ load_block(const struct mwp_crc_lane *l, uint16_t j)
 	return v;
 }
 
+/* One fold step: the state times k (low and high halves of each 128-bit
+ * lane, carry-less), plus the next block.  Written once, for one lane in
+ * an SSE register (fold16) and two in an AVX2 one (fold16x2). */
+#define FOLD(clmul, xor, x, k, next) \
+	xor(xor(clmul(x, k, 0x00), clmul(x, k, 0x11)), next)
+
 static inline TARGET __m128i
 fold16(__m128i x, __m128i k, __m128i next)
 {
-	__m128i lo = _mm_clmulepi64_si128(x, k, 0x00);
-	__m128i hi = _mm_clmulepi64_si128(x, k, 0x11);
-
-	return _mm_xor_si128(_mm_xor_si128(hi, lo), next);
+	return FOLD(_mm_clmulepi64_si128, _mm_xor_si128, x, k, next);
 }
 
 /* 128 bits of folded state -> the 32-bit CRC register. */
@@ -82,223 +100,6 @@ reduce(__m128i x1)
 	return (uint32_t)_mm_extract_epi32(x1, 1);
 }
 
-static inline TARGET __m128i
-load_raw(const struct mwp_crc_lane *l, uint16_t j)
-{
-	return _mm_loadu_si128((const __m128i *)(l->base + 16 * j));
-}
-
-/* Fold blocks [from, nblocks) of one lane into x. */
-static inline TARGET __m128i
-fold_rest(__m128i x, __m128i k, const struct mwp_crc_lane *l, uint16_t from)
-{
-	for (uint16_t j = from; j < l->nblocks; j++)
-		x = fold16(x, k, load_block(l, j));
-	return x;
-}
-
-static TARGET uint32_t
-crc_one(const struct mwp_crc_lane *l)
-{
-	const __m128i k = _mm_load_si128((const __m128i *)k3k4);
-
-	return reduce(fold_rest(load_block(l, 0), k, l, 1));
-}
-
-/* Four lanes; the common length in lock step, the rest one by one. */
-static TARGET void
-crc_four(const struct mwp_crc_lane *l, uint32_t *crc)
-{
-	const __m128i k = _mm_load_si128((const __m128i *)k3k4);
-	__m128i x[4];
-	uint16_t common = l[0].nblocks, j;
-
-	for (int i = 1; i < 4; i++)
-		common = RTE_MIN(common, l[i].nblocks);
-	/* unrolled, so that x[] stays in registers (see crc_eight) */
-#pragma GCC unroll 4
-	for (int i = 0; i < 4; i++)
-		x[i] = load_block(&l[i], 0);
-	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++)
-#pragma GCC unroll 4
-		for (int i = 0; i < 4; i++)
-			x[i] = fold16(x[i], k, load_block(&l[i], j));
-	for (; j < common; j++)
-#pragma GCC unroll 4
-		for (int i = 0; i < 4; i++)
-			x[i] = fold16(x[i], k, load_raw(&l[i], j));
-	for (int i = 0; i < 4; i++)
-		crc[i] = reduce(fold_rest(x[i], k, &l[i], j));
-}
-
-#define TARGET256 __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1")))
-
-/* Block j of lanes a (low half) and b (high half). */
-static inline TARGET256 __m256i
-load_block2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j)
-{
-	return _mm256_set_m128i(load_block(b, j), load_block(a, j));
-}
-
-static inline TARGET256 __m256i
-fold16x2(__m256i x, __m256i k, __m256i next)
-{
-	__m256i lo = _mm256_clmulepi64_epi128(x, k, 0x00);
-	__m256i hi = _mm256_clmulepi64_epi128(x, k, 0x11);
-
-	return _mm256_xor_si256(_mm256_xor_si256(lo, hi), next);
-}
-
-/* 2 x 128 bits of folded state -> the CRC registers of both lanes: the
- * reduction of each half alone (the two chains run side by side). */
-static inline TARGET256 void
-reduce2(__m256i x, uint32_t *lo, uint32_t *hi)
-{
-	*lo = reduce(_mm256_castsi256_si128(x));
-	*hi = reduce(_mm256_extracti128_si256(x, 1));
-}
-
-static inline TARGET256 __m256i
-load_raw2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j)
-{
-	return _mm256_loadu2_m128i((const __m128i *)(b->base + 16 * j),
-				   (const __m128i *)(a->base + 16 * j));
-}
-
-/* Block j of lanes a and b, forced through mask block j. */
-static inline TARGET256 __m256i
-load_masked2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j,
-	     const struct mwp_crc_mask *mk)
-{
-	const __m256i and_ = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)mk->and_[j]));
-	const __m256i or_ = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)mk->or_[j]));
-
-	return _mm256_or_si256(_mm256_and_si256(load_raw2(a, b, j), and_), or_);
-}
-
-/* Eight lanes of the same length and mask (the usual burst: frames of one
- * shape): only the blocks that have something to mask are masked, with
- * one load of each mask block for all lanes (none without a mask). */
-static TARGET256 void
-crc_eight_alike(const struct mwp_crc_lane *l, uint32_t *crc)
-{
-	const __m256i k = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)k3k4));
-	const struct mwp_crc_mask *mk = l[0].mask;
-	const uint16_t nb = l[0].nblocks;
-	const uint16_t nm = mk != NULL ? RTE_MIN(nb, (uint16_t)mk->nblocks) : 0;
-	__m256i y0, y1, y2, y3;
-	uint16_t j;
-
-	if (nm != 0) {
-		y0 = load_masked2(&l[0], &l[1], 0, mk);
-		y1 = load_masked2(&l[2], &l[3], 0, mk);
-		y2 = load_masked2(&l[4], &l[5], 0, mk);
-		y3 = load_masked2(&l[6], &l[7], 0, mk);
-	} else {
-		y0 = load_raw2(&l[0], &l[1], 0);
-		y1 = load_raw2(&l[2], &l[3], 0);
-		y2 = load_raw2(&l[4], &l[5], 0);
-		y3 = load_raw2(&l[6], &l[7], 0);
-	}
-	for (j = 1; j < nm; j++) {
-		y0 = fold16x2(y0, k, load_masked2(&l[0], &l[1], j, mk));
-		y1 = fold16x2(y1, k, load_masked2(&l[2], &l[3], j, mk));
-		y2 = fold16x2(y2, k, load_masked2(&l[4], &l[5], j, mk));
-		y3 = fold16x2(y3, k, load_masked2(&l[6], &l[7], j, mk));
-	}
-	for (; j < nb; j++) {
-		y0 = fold16x2(y0, k, load_raw2(&l[0], &l[1], j));
-		y1 = fold16x2(y1, k, load_raw2(&l[2], &l[3], j));
-		y2 = fold16x2(y2, k, load_raw2(&l[4], &l[5], j));
-		y3 = fold16x2(y3, k, load_raw2(&l[6], &l[7], j));
-	}
-	reduce2(y0, &crc[0], &crc[1]);
-	reduce2(y1, &crc[2], &crc[3]);
-	reduce2(y2, &crc[4], &crc[5]);
-	reduce2(y3, &crc[6], &crc[7]);
-}
-
-/* Eight lanes, two to a 256-bit register (VPCLMULQDQ): the common
- * length in lock step, the rest of each lane alone.  The four registers
- * are named, not an array, so that they stay in registers: each fold
- * depends on the one before in its lane, and a trip through memory would
- * add a store-forwarding delay to every step. */
-static TARGET256 void
-crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
-{
-	const __m256i k = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)k3k4));
-	const __m128i k1 = _mm_load_si128((const __m128i *)k3k4);
-	__m256i y0, y1, y2, y3;
-	uint16_t common = l[0].nblocks, j;
-	bool alike = true;
-
-	for (int i = 1; i < 8; i++) {
-		alike &= l[i].nblocks == common && l[i].mask == l[0].mask;
-		common = RTE_MIN(common, l[i].nblocks);
-	}
-	if (likely(alike)) {
-		/* the usual burst: frames of one shape, one mask for all */
-		crc_eight_alike(l, crc);
-		return;
-	}
-	y0 = load_block2(&l[0], &l[1], 0);
-	y1 = load_block2(&l[2], &l[3], 0);
-	y2 = load_block2(&l[4], &l[5], 0);
-	y3 = load_block2(&l[6], &l[7], 0);
-	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++) {
-		y0 = fold16x2(y0, k, load_block2(&l[0], &l[1], j));
-		y1 = fold16x2(y1, k, load_block2(&l[2], &l[3], j));
-		y2 = fold16x2(y2, k, load_block2(&l[4], &l[5], j));
-		y3 = fold16x2(y3, k, load_block2(&l[6], &l[7], j));
-	}
-	for (; j < common; j++) {
-		y0 = fold16x2(y0, k, load_raw2(&l[0], &l[1], j));
-		y1 = fold16x2(y1, k, load_raw2(&l[2], &l[3], j));
-		y2 = fold16x2(y2, k, load_raw2(&l[4], &l[5], j));
-		y3 = fold16x2(y3, k, load_raw2(&l[6], &l[7], j));
-	}
-	/* the longer lanes finish alone */
-	{
-		const __m256i y[4] = { y0, y1, y2, y3 };
-
-		for (int i = 0; i < 8; i++) {
-			__m128i x = i & 1 ? _mm256_extracti128_si256(y[i / 2], 1) :
-					    _mm256_castsi256_si128(y[i / 2]);
-
-			crc[i] = reduce(fold_rest(x, k1, &l[i], j));
-		}
-	}
-}
-
-static bool has_vpclmul;
-
-bool
-mwp_crc32_mb_available(void)
-{
-	has_vpclmul = rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0 &&
-		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX2) > 0;
-	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
-	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
-}
-
-void
-mwp_crc32_mb(const struct mwp_crc_lane *lanes, uint32_t *crc, unsigned int n)
-{
-	unsigned int i = 0;
-
-	if (has_vpclmul)
-		for (; i + 8 <= n; i += 8)
-			crc_eight(&lanes[i], &crc[i]);
-	for (; i + 4 <= n; i += 4)
-		crc_four(&lanes[i], &crc[i]);
-	for (; i < n; i++)
-		crc[i] = crc_one(&lanes[i]);
-}
-
 #elif defined(RTE_ARCH_ARM64)
 /*
  * The same folds with PMULL (the ARMv8 crypto extension), chosen at run
@@ -321,6 +122,15 @@ static const uint64_t k3k4[2] __rte_aligned(16) = { 0x01751997d0, 0x00ccaa009e }
 #define K5 UINT64_C(0x0163cd6124)
 #define POLY UINT64_C(0x01db710641)	/* P */
 #define MU UINT64_C(0x01f7011641)	/* x^64 / P */
+
+/* One lane's 128 bits of state, and the fold constants k3, k4. */
+typedef uint64x2_t crc_vec;
+
+static inline TARGET crc_vec
+load_k(void)
+{
+	return vld1q_u64(k3k4);
+}
 
 static inline TARGET uint64x2_t
 clmul(uint64_t a, uint64_t b)
@@ -381,9 +191,18 @@ reduce(uint64x2_t x1)
 	return vgetq_lane_u32(vreinterpretq_u32_u64(x1), 1);
 }
 
+#endif
+
+#if defined(RTE_ARCH_X86) || defined(RTE_ARCH_ARM64)
+
+/*
+ * Either ISA, from its load_k, load_raw, load_block, fold16 and reduce:
+ * one lane alone, and four in lock step.
+ */
+
 /* Fold blocks [from, nblocks) of one lane into x. */
-static inline TARGET uint64x2_t
-fold_rest(uint64x2_t x, uint64x2_t k, const struct mwp_crc_lane *l, uint16_t from)
+static inline TARGET crc_vec
+fold_rest(crc_vec x, crc_vec k, const struct mwp_crc_lane *l, uint16_t from)
 {
 	for (uint16_t j = from; j < l->nblocks; j++)
 		x = fold16(x, k, load_block(l, j));
@@ -393,43 +212,186 @@ fold_rest(uint64x2_t x, uint64x2_t k, const struct mwp_crc_lane *l, uint16_t fro
 static TARGET uint32_t
 crc_one(const struct mwp_crc_lane *l)
 {
-	const uint64x2_t k = vld1q_u64(k3k4);
-
-	return reduce(fold_rest(load_block(l, 0), k, l, 1));
+	return reduce(fold_rest(load_block(l, 0), load_k(), l, 1));
 }
 
-/* Four lanes; the common length in lock step, the rest one by one. */
+/* Four lanes; the common length in lock step, the rest one by one.  The
+ * loops over the lanes are unrolled, so that x[] stays in registers: each
+ * fold depends on the one before in its lane, and a trip through memory
+ * would add a store-forwarding delay to every step. */
 static TARGET void
 crc_four(const struct mwp_crc_lane *l, uint32_t *crc)
 {
-	const uint64x2_t k = vld1q_u64(k3k4);
-	uint64x2_t x0, x1, x2, x3;
+	const crc_vec k = load_k();
+	crc_vec x[4];
 	uint16_t common = l[0].nblocks, j;
 
 	for (int i = 1; i < 4; i++)
 		common = RTE_MIN(common, l[i].nblocks);
-	/* named, not an array, so that the states stay in registers */
-	x0 = load_block(&l[0], 0);
-	x1 = load_block(&l[1], 0);
-	x2 = load_block(&l[2], 0);
-	x3 = load_block(&l[3], 0);
-	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++) {
-		x0 = fold16(x0, k, load_block(&l[0], j));
-		x1 = fold16(x1, k, load_block(&l[1], j));
-		x2 = fold16(x2, k, load_block(&l[2], j));
-		x3 = fold16(x3, k, load_block(&l[3], j));
-	}
-	for (; j < common; j++) {
-		x0 = fold16(x0, k, load_raw(&l[0], j));
-		x1 = fold16(x1, k, load_raw(&l[1], j));
-		x2 = fold16(x2, k, load_raw(&l[2], j));
-		x3 = fold16(x3, k, load_raw(&l[3], j));
-	}
-	crc[0] = reduce(fold_rest(x0, k, &l[0], j));
-	crc[1] = reduce(fold_rest(x1, k, &l[1], j));
-	crc[2] = reduce(fold_rest(x2, k, &l[2], j));
-	crc[3] = reduce(fold_rest(x3, k, &l[3], j));
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		x[i] = load_block(&l[i], 0);
+	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			x[i] = fold16(x[i], k, load_block(&l[i], j));
+	for (; j < common; j++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			x[i] = fold16(x[i], k, load_raw(&l[i], j));
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		crc[i] = reduce(fold_rest(x[i], k, &l[i], j));
 }
+
+#endif
+
+#if defined(RTE_ARCH_X86)
+
+/* x86 with VPCLMULQDQ: eight lanes, two to a 256-bit register. */
+#define TARGET256 __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1")))
+
+/* Block j of lanes a (low half) and b (high half). */
+static inline TARGET256 __m256i
+load_block2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j)
+{
+	return _mm256_set_m128i(load_block(b, j), load_block(a, j));
+}
+
+static inline TARGET256 __m256i
+fold16x2(__m256i x, __m256i k, __m256i next)
+{
+	return FOLD(_mm256_clmulepi64_epi128, _mm256_xor_si256, x, k, next);
+}
+
+/* 2 x 128 bits of folded state -> the CRC registers of both lanes: the
+ * reduction of each half alone (the two chains run side by side). */
+static inline TARGET256 void
+reduce2(__m256i x, uint32_t *lo, uint32_t *hi)
+{
+	*lo = reduce(_mm256_castsi256_si128(x));
+	*hi = reduce(_mm256_extracti128_si256(x, 1));
+}
+
+static inline TARGET256 __m256i
+load_raw2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j)
+{
+	return _mm256_loadu2_m128i((const __m128i *)(b->base + 16 * j),
+				   (const __m128i *)(a->base + 16 * j));
+}
+
+/* Block j of lanes a and b, forced through mask block j. */
+static inline TARGET256 __m256i
+load_masked2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j,
+	     const struct mwp_crc_mask *mk)
+{
+	const __m256i and_ = _mm256_broadcastsi128_si256(
+		_mm_load_si128((const __m128i *)mk->and_[j]));
+	const __m256i or_ = _mm256_broadcastsi128_si256(
+		_mm_load_si128((const __m128i *)mk->or_[j]));
+
+	return _mm256_or_si256(_mm256_and_si256(load_raw2(a, b, j), and_), or_);
+}
+
+/* Eight lanes of the same length and mask (the usual burst: frames of one
+ * shape): only the blocks that have something to mask are masked, with
+ * one load of each mask block for all lanes (none without a mask). */
+static TARGET256 void
+crc_eight_alike(const struct mwp_crc_lane *l, uint32_t *crc)
+{
+	const __m256i k = _mm256_broadcastsi128_si256(
+		_mm_load_si128((const __m128i *)k3k4));
+	const struct mwp_crc_mask *mk = l[0].mask;
+	const uint16_t nb = l[0].nblocks;
+	const uint16_t nm = mk != NULL ? RTE_MIN(nb, (uint16_t)mk->nblocks) : 0;
+	__m256i y[4];
+	uint16_t j;
+
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		y[i] = nm != 0 ? load_masked2(&l[2 * i], &l[2 * i + 1], 0, mk) :
+				 load_raw2(&l[2 * i], &l[2 * i + 1], 0);
+	for (j = 1; j < nm; j++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			y[i] = fold16x2(y[i], k, load_masked2(&l[2 * i], &l[2 * i + 1], j, mk));
+	for (; j < nb; j++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			y[i] = fold16x2(y[i], k, load_raw2(&l[2 * i], &l[2 * i + 1], j));
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		reduce2(y[i], &crc[2 * i], &crc[2 * i + 1]);
+}
+
+/* Eight lanes, two to a 256-bit register (VPCLMULQDQ): the common
+ * length in lock step, the rest of each lane alone.  The loops over the
+ * four registers are unrolled, so that y[] stays in registers: each fold
+ * depends on the one before in its lane, and a trip through memory would
+ * add a store-forwarding delay to every step. */
+static TARGET256 void
+crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
+{
+	const __m256i k = _mm256_broadcastsi128_si256(
+		_mm_load_si128((const __m128i *)k3k4));
+	const crc_vec k1 = load_k();
+	__m256i y[4];
+	uint16_t common = l[0].nblocks, j;
+	bool alike = true;
+
+	for (int i = 1; i < 8; i++) {
+		alike &= l[i].nblocks == common && l[i].mask == l[0].mask;
+		common = RTE_MIN(common, l[i].nblocks);
+	}
+	if (likely(alike)) {
+		/* the usual burst: frames of one shape, one mask for all */
+		crc_eight_alike(l, crc);
+		return;
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < 4; i++)
+		y[i] = load_block2(&l[2 * i], &l[2 * i + 1], 0);
+	for (j = 1; j < RTE_MIN(common, (uint16_t)MWP_CRC_MB_MASKED); j++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			y[i] = fold16x2(y[i], k, load_block2(&l[2 * i], &l[2 * i + 1], j));
+	for (; j < common; j++)
+#pragma GCC unroll 4
+		for (int i = 0; i < 4; i++)
+			y[i] = fold16x2(y[i], k, load_raw2(&l[2 * i], &l[2 * i + 1], j));
+	/* the longer lanes finish alone */
+	for (int i = 0; i < 8; i++) {
+		__m128i x = i & 1 ? _mm256_extracti128_si256(y[i / 2], 1) :
+				    _mm256_castsi256_si128(y[i / 2]);
+
+		crc[i] = reduce(fold_rest(x, k1, &l[i], j));
+	}
+}
+
+static bool has_vpclmul;
+
+bool
+mwp_crc32_mb_available(void)
+{
+	has_vpclmul = rte_cpu_get_flag_enabled(RTE_CPUFLAG_VPCLMULQDQ) > 0 &&
+		      rte_cpu_get_flag_enabled(RTE_CPUFLAG_AVX2) > 0;
+	return rte_cpu_get_flag_enabled(RTE_CPUFLAG_PCLMULQDQ) > 0 &&
+	       rte_cpu_get_flag_enabled(RTE_CPUFLAG_SSE4_1) > 0;
+}
+
+/* Lanes taken eight at a time, where the CPU has VPCLMULQDQ: how many. */
+static unsigned int
+crc_wide(const struct mwp_crc_lane *lanes, uint32_t *crc, unsigned int n)
+{
+	unsigned int i = 0;
+
+	if (has_vpclmul)
+		for (; i + 8 <= n; i += 8)
+			crc_eight(&lanes[i], &crc[i]);
+	return i;
+}
+
+#elif defined(RTE_ARCH_ARM64)
 
 bool
 mwp_crc32_mb_available(void)
@@ -437,10 +399,24 @@ mwp_crc32_mb_available(void)
 	return (getauxval(AT_HWCAP) & HWCAP_PMULL) != 0;
 }
 
+/* PMULL has no wider form: four lanes at a time at most. */
+static inline unsigned int
+crc_wide(const struct mwp_crc_lane *lanes, uint32_t *crc, unsigned int n)
+{
+	RTE_SET_USED(lanes);
+	RTE_SET_USED(crc);
+	RTE_SET_USED(n);
+	return 0;
+}
+
+#endif
+
+#if defined(RTE_ARCH_X86) || defined(RTE_ARCH_ARM64)
+
 void
 mwp_crc32_mb(const struct mwp_crc_lane *lanes, uint32_t *crc, unsigned int n)
 {
-	unsigned int i = 0;
+	unsigned int i = crc_wide(lanes, crc, n);
 
 	for (; i + 4 <= n; i += 4)
 		crc_four(&lanes[i], &crc[i]);
