@@ -4,6 +4,7 @@
  * and ibv_post_recv validate at post time.  Execution is in mwp_sq.c.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,42 +231,84 @@ transition_ok(enum ibv_qp_state from, enum ibv_qp_state to)
 	}
 }
 
+/*
+ * The attributes that are one number, kept as given: the mask bit, the
+ * range IBA and verbs allow, and where ibv_qp_attr has it and the QP keeps
+ * it (a field of the same type).  pkey_index is checked, not kept: the
+ * P_Key table has one entry.
+ */
+struct qp_num_attr {
+	int bit;
+	uint32_t lo, hi;
+	uint16_t from, to;	/* offsets in ibv_qp_attr and mwp_qp */
+	uint8_t size;
+	bool kept;
+};
+
+#define ATTR_SIZE(f) sizeof(((struct ibv_qp_attr *)NULL)->f)
+/* f in ibv_qp_attr, k in mwp_qp: the same size, or the build fails */
+#define KEPT(bit, f, k, lo, hi) { (bit), (lo), (hi), offsetof(struct ibv_qp_attr, f),	\
+	offsetof(struct mwp_qp, k) + 0 * sizeof(char[ATTR_SIZE(f) ==			\
+						 sizeof(((struct mwp_qp *)NULL)->k) ? 1 : -1]), \
+	ATTR_SIZE(f), true }
+#define CHECKED(bit, f, lo, hi) { (bit), (lo), (hi), offsetof(struct ibv_qp_attr, f), 0,	\
+	ATTR_SIZE(f), false }
+
+static const struct qp_num_attr num_attrs[] = {
+	KEPT(IBV_QP_PORT, port_num, port_num, 1, 1),	/* a device has one port */
+	CHECKED(IBV_QP_PKEY_INDEX, pkey_index, 0, 0),
+	KEPT(IBV_QP_PATH_MTU, path_mtu, path_mtu, IBV_MTU_256, IBV_MTU_4096),
+	KEPT(IBV_QP_DEST_QPN, dest_qp_num, dest_qpn, 0, ROCE_PSN_MASK),	/* 24 bits */
+	KEPT(IBV_QP_RQ_PSN, rq_psn, rq_psn, 0, ROCE_PSN_MASK),
+	KEPT(IBV_QP_SQ_PSN, sq_psn, sq_psn, 0, ROCE_PSN_MASK),
+	KEPT(IBV_QP_MAX_DEST_RD_ATOMIC, max_dest_rd_atomic, max_dest_rd_atomic, 0, UINT8_MAX),
+	KEPT(IBV_QP_MAX_QP_RD_ATOMIC, max_rd_atomic, max_rd_atomic, 0, UINT8_MAX),
+	/* IBA: a 5-bit timeout, 3-bit retry counts */
+	KEPT(IBV_QP_TIMEOUT, timeout, timeout, 0, 31),
+	KEPT(IBV_QP_RETRY_CNT, retry_cnt, retry_cnt, 0, 7),
+	KEPT(IBV_QP_RNR_RETRY, rnr_retry, rnr_retry, 0, 7),
+};
+
+static uint32_t
+num_attr_value(const struct ibv_qp_attr *a, const struct qp_num_attr *t)
+{
+	const void *p = (const char *)a + t->from;
+
+	switch (t->size) {
+	case 1:
+		return *(const uint8_t *)p;
+	case 2:
+		return *(const uint16_t *)p;
+	default:
+		return *(const uint32_t *)p;
+	}
+}
+
 static int
 check_attrs(const struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 {
 	const unsigned int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 				 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
+	for (size_t i = 0; i < RTE_DIM(num_attrs); i++) {
+		const struct qp_num_attr *t = &num_attrs[i];
+
+		if (mask & t->bit) {
+			uint32_t v = num_attr_value(a, t);
+
+			if (v < t->lo || v > t->hi)
+				return EINVAL;
+		}
+	}
 	if ((mask & IBV_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~acc))
-		return EINVAL;
-	/* a device has one port, and its P_Key table one entry */
-	if ((mask & IBV_QP_PORT) && a->port_num != 1)
-		return EINVAL;
-	if ((mask & IBV_QP_PKEY_INDEX) && a->pkey_index != 0)
 		return EINVAL;
 	if ((mask & IBV_QP_ACCESS_FLAGS) && qp->ibqp.qp_type == IBV_QPT_UC &&
 	    (a->qp_access_flags & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)))
 		return EINVAL;
-	if ((mask & IBV_QP_PATH_MTU) &&
-	    (a->path_mtu < IBV_MTU_256 || a->path_mtu > IBV_MTU_4096))
-		return EINVAL;
 	/* RoCE addresses by GID: the global route is mandatory. */
 	if ((mask & IBV_QP_AV) && !a->ah_attr.is_global)
 		return EINVAL;
-	if ((mask & IBV_QP_DEST_QPN) && a->dest_qp_num > ROCE_PSN_MASK)
-		return EINVAL;
-	if ((mask & IBV_QP_RQ_PSN) && a->rq_psn > ROCE_PSN_MASK)
-		return EINVAL;
-	if ((mask & IBV_QP_SQ_PSN) && a->sq_psn > ROCE_PSN_MASK)
-		return EINVAL;
 	if ((mask & IBV_QP_CUR_STATE) && a->cur_qp_state != qp->ibqp.state)
-		return EINVAL;
-	/* IBA: 5-bit timeout, 3-bit retry counts */
-	if ((mask & IBV_QP_TIMEOUT) && a->timeout > 31)
-		return EINVAL;
-	if ((mask & IBV_QP_RETRY_CNT) && a->retry_cnt > 7)
-		return EINVAL;
-	if ((mask & IBV_QP_RNR_RETRY) && a->rnr_retry > 7)
 		return EINVAL;
 	return 0;
 }
@@ -275,36 +318,22 @@ apply_attrs(struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 {
 	static const uint8_t v4mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
 
+	for (size_t i = 0; i < RTE_DIM(num_attrs); i++) {
+		const struct qp_num_attr *t = &num_attrs[i];
+
+		if ((mask & t->bit) && t->kept)
+			memcpy((char *)qp + t->to, (const char *)a + t->from, t->size);
+	}
 	if (mask & IBV_QP_ACCESS_FLAGS)
 		qp->access_flags = a->qp_access_flags;
-	if (mask & IBV_QP_PORT)
-		qp->port_num = a->port_num;
-	if (mask & IBV_QP_PATH_MTU)
-		qp->path_mtu = a->path_mtu;
 	if (mask & IBV_QP_AV) {
 		memcpy(qp->peer_gid, a->ah_attr.grh.dgid.raw, 16);
 		qp->peer_ipv4 = memcmp(qp->peer_gid, v4mapped, 12) == 0;
 	}
-	if (mask & IBV_QP_DEST_QPN)
-		qp->dest_qpn = a->dest_qp_num;
-	if (mask & IBV_QP_RQ_PSN) {
-		qp->rq_psn = a->rq_psn;
+	if (mask & IBV_QP_RQ_PSN)
 		qp->resp.epsn = a->rq_psn;	/* the responder expects it next */
-	}
-	if (mask & IBV_QP_SQ_PSN)
-		qp->sq_psn = a->sq_psn;
-	if (mask & IBV_QP_MAX_DEST_RD_ATOMIC)
-		qp->max_dest_rd_atomic = a->max_dest_rd_atomic;
-	if (mask & IBV_QP_MAX_QP_RD_ATOMIC)
-		qp->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IBV_QP_MIN_RNR_TIMER)
 		qp->min_rnr_timer = a->min_rnr_timer & 0x1f;
-	if (mask & IBV_QP_TIMEOUT)
-		qp->timeout = a->timeout;
-	if (mask & IBV_QP_RETRY_CNT)
-		qp->retry_cnt = a->retry_cnt;
-	if (mask & IBV_QP_RNR_RETRY)
-		qp->rnr_retry = a->rnr_retry;
 }
 
 int

@@ -6,6 +6,7 @@
  * read off the frames.  Each data WQE names its wr_id in its remote
  * address (0x100000 + 64 * wr_id) and, for a SEND, in its payload.
  */
+#include <stddef.h>
 #include <rte_ring.h>
 
 #include "wire_fixture.h"
@@ -356,6 +357,55 @@ Test(order5, illegal_qp_transitions_and_missing_attributes_are_einval)
 		IBV_QP_MIN_RNR_TIMER), EINVAL, "RoCE needs a GRH");
 	a.qp_state = IBV_QPS_ERR;
 	cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), 0, "any -> ERR");
+}
+
+/* Each attribute that is one number: one past its range is refused and
+ * changes nothing; the edge of its range is taken and kept. */
+Test(order5, each_numeric_attribute_out_of_range_is_einval_and_its_edge_is_kept)
+{
+	static const struct {
+		int bit;
+		size_t off, size;
+		uint32_t edge, bad;
+	} cases[] = {
+#define C(bit, f, edge, bad) { bit, offsetof(struct ibv_qp_attr, f),	\
+			       sizeof(((struct ibv_qp_attr *)NULL)->f), edge, bad }
+		C(IBV_QP_PATH_MTU, path_mtu, IBV_MTU_4096, IBV_MTU_4096 + 1),
+		C(IBV_QP_PATH_MTU, path_mtu, IBV_MTU_256, 0),
+		C(IBV_QP_DEST_QPN, dest_qp_num, 0xffffff, 0x1000000),
+		C(IBV_QP_RQ_PSN, rq_psn, 0xffffff, 0x1000000),
+		C(IBV_QP_SQ_PSN, sq_psn, 0xffffff, 0x1000000),
+		C(IBV_QP_TIMEOUT, timeout, 31, 32),
+		C(IBV_QP_RETRY_CNT, retry_cnt, 7, 8),
+		C(IBV_QP_RNR_RETRY, rnr_retry, 7, 8),
+		C(IBV_QP_PORT, port_num, 1, 2),
+		C(IBV_QP_PKEY_INDEX, pkey_index, 0, 1),
+#undef C
+	};
+	struct ibv_qp *q = make_qp(pd, IBV_QPT_RC, 8, false);
+
+	qp_to_rts(q);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS }, got;
+		struct ibv_qp_init_attr ia;
+		uint32_t before = 0, after = 0;
+
+		cr_assert_eq(mwp_query_qp(q, &got, cases[i].bit, &ia), 0);
+		memcpy(&before, (char *)&got + cases[i].off, cases[i].size);
+		memcpy((char *)&a + cases[i].off, &cases[i].bad, cases[i].size);
+		cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | cases[i].bit), EINVAL,
+			     "case %zu: %u", i, cases[i].bad);
+		cr_assert_eq(mwp_query_qp(q, &got, cases[i].bit, &ia), 0);
+		memcpy(&after, (char *)&got + cases[i].off, cases[i].size);
+		cr_expect_eq(after, before, "case %zu: a refused value changes nothing", i);
+		memcpy((char *)&a + cases[i].off, &cases[i].edge, cases[i].size);
+		cr_expect_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | cases[i].bit), 0,
+			     "case %zu: %u", i, cases[i].edge);
+		cr_assert_eq(mwp_query_qp(q, &got, cases[i].bit, &ia), 0);
+		memcpy(&after, (char *)&got + cases[i].off, cases[i].size);
+		cr_expect_eq(after, cases[i].edge, "case %zu: kept", i);
+	}
+	cr_expect_eq(q->state, IBV_QPS_RTS);
 }
 
 Test(order5, a_mixed_list_of_1008_wqes_on_three_qps_completes_in_order)
