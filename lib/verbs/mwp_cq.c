@@ -26,6 +26,15 @@
 
 static unsigned int next_cq_id;
 
+static void
+cq_release(struct mwp_dev_obj *o)
+{
+	struct mwp_cq *cq = container_of(o, struct mwp_cq, obj);
+
+	rte_ring_free(cq->ring);
+	free(cq);
+}
+
 struct ibv_cq *
 mwp_create_cq(struct ibv_context *ctx, int cqe)
 {
@@ -49,22 +58,14 @@ mwp_create_cq(struct ibv_context *ctx, int cqe)
 	}
 	cq->ibcq.context = ctx;
 	cq->ibcq.cqe = cqe;
-	mwp_dev_obj_add(d, &d->cqs, &cq->obj);
+	mwp_dev_obj_add(d, &d->cqs, &cq->obj, cq_release);
 	return &cq->ibcq;
 }
 
 int
 mwp_destroy_cq(struct ibv_cq *ibcq)
 {
-	struct mwp_cq *cq = to_mcq(ibcq);
-	struct mwp_dev *d = to_mdev(ibcq->context);
-	int ret = mwp_dev_obj_del(d, &d->cqs, &cq->obj);
-
-	if (ret == 0) {
-		rte_ring_free(cq->ring);
-		free(cq);
-	}
-	return ret;
+	return mwp_dev_obj_del(&to_mcq(ibcq)->obj);
 }
 
 /* A completion the CQ could not take: counted; the CQ is in error from

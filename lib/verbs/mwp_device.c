@@ -129,13 +129,14 @@ mwp_close_device(struct ibv_context *ctx)
 	}
 	for (uint32_t i = 0; i < d->max_keys; i++)
 		free(d->mr_by_idx[i]);
+	/* their QPs, regions and windows are gone */
 	while ((o = TAILQ_FIRST(&d->cqs)) != NULL) {
-		o->users = 0;	/* their QPs are gone */
-		mwp_destroy_cq(&container_of(o, struct mwp_cq, obj)->ibcq);
+		o->users = 0;
+		mwp_dev_obj_del(o);
 	}
 	while ((o = TAILQ_FIRST(&d->pds)) != NULL) {
-		TAILQ_REMOVE(&d->pds, o, next);
-		free(container_of(o, struct mwp_pd, obj));
+		o->users = 0;
+		mwp_dev_obj_del(o);
 	}
 	mwp_keys_free(d->keys);
 	pthread_mutex_destroy(&d->lock);
@@ -238,24 +239,31 @@ mwp_device_keys_walk(struct ibv_context *ctx, mwp_keys_walk_fn fn, void *arg)
 }
 
 void
-mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o)
+mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o,
+		void (*release)(struct mwp_dev_obj *o))
 {
+	o->dev = d;
+	o->list = l;
+	o->release = release;
 	pthread_mutex_lock(&d->lock);
 	TAILQ_INSERT_TAIL(l, o, next);
 	pthread_mutex_unlock(&d->lock);
 }
 
 int
-mwp_dev_obj_del(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o)
+mwp_dev_obj_del(struct mwp_dev_obj *o)
 {
+	struct mwp_dev *d = o->dev;
 	int ret = EBUSY;
 
 	pthread_mutex_lock(&d->lock);
 	if (o->users == 0) {
-		TAILQ_REMOVE(l, o, next);
+		TAILQ_REMOVE(o->list, o, next);
 		ret = 0;
 	}
 	pthread_mutex_unlock(&d->lock);
+	if (ret == 0)
+		o->release(o);
 	return ret;
 }
 

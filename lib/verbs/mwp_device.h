@@ -37,18 +37,24 @@ struct mwp_pd;
 struct mwp_cq;
 struct mwp_mr;
 struct mwp_mw;
+struct mwp_dev;
+struct mwp_dev_objs;
 
-/** A device: the software ibv_context. */
 /* What the device keeps of a PD or a CQ: its place in the device's list
- * (to free what the program leaves at close) and how many objects use it
- * (destroying it before them is EBUSY). */
+ * (to free what the program leaves at close), how many objects use it
+ * (destroying it before them is EBUSY), and how to free it. */
 struct mwp_dev_obj {
 	TAILQ_ENTRY(mwp_dev_obj) next;
 	uint32_t users;
+	struct mwp_dev *dev;
+	struct mwp_dev_objs *list;	/* the one it is in */
+	/* frees the object once it is out of its list */
+	void (*release)(struct mwp_dev_obj *o);
 };
 
 TAILQ_HEAD(mwp_dev_objs, mwp_dev_obj);
 
+/** A device: the software ibv_context. */
 struct mwp_dev {
 	/* the context, as libibverbs' extended one: verbs_get_ctx() finds
 	 * its extended ops (none here; a host of the device may set some),
@@ -92,10 +98,13 @@ struct mwp_pd {
 /* Raise an asynchronous event (ev.element: a QP or a CQ of the device). */
 void mwp_dev_async(struct mwp_dev *d, struct ibv_async_event ev);
 
-/* Puts o in list l, under the device's lock. */
-void mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o);
+/* Puts o in list l, under the device's lock; release frees it once it
+ * is taken out. */
+void mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o,
+		     void (*release)(struct mwp_dev_obj *o));
 
-/* Takes o out of l unless something uses it (EBUSY); 0 when taken out. */
-int mwp_dev_obj_del(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_obj *o);
+/* Takes o out of its list and releases it, unless something uses it
+ * (EBUSY); 0 when released. */
+int mwp_dev_obj_del(struct mwp_dev_obj *o);
 
 #endif /* MWP_DEVICE_H */

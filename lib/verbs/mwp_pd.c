@@ -6,6 +6,12 @@
 #include "mwp_errno.h"
 #include "mwp_verbs.h"
 
+static void
+pd_release(struct mwp_dev_obj *o)
+{
+	free(container_of(o, struct mwp_pd, obj));
+}
+
 struct ibv_pd *
 mwp_alloc_pd(struct ibv_context *ctx)
 {
@@ -16,18 +22,12 @@ mwp_alloc_pd(struct ibv_context *ctx)
 		return mwp_null_errno(ENOMEM);
 	pd->ibpd.context = ctx;
 	pd->ibpd.handle = __atomic_fetch_add(&d->next_pd, 1, __ATOMIC_RELAXED);
-	mwp_dev_obj_add(d, &d->pds, &pd->obj);
+	mwp_dev_obj_add(d, &d->pds, &pd->obj, pd_release);
 	return &pd->ibpd;
 }
 
 int
 mwp_dealloc_pd(struct ibv_pd *ibpd)
 {
-	struct mwp_pd *pd = to_mpd(ibpd);
-	struct mwp_dev *d = to_mdev(ibpd->context);
-	int ret = mwp_dev_obj_del(d, &d->pds, &pd->obj);
-
-	if (ret == 0)
-		free(pd);
-	return ret;
+	return mwp_dev_obj_del(&to_mpd(ibpd)->obj);
 }
