@@ -284,3 +284,43 @@ mwp_dev_async(struct mwp_dev *d, struct ibv_async_event ev)
 	if (fn != NULL)
 		fn(&d->vctx.context, &ev, d->async_arg);
 }
+
+void *
+mwp_dev_keyed_new(struct mwp_dev *d, struct mwp_dev_keyed *k, struct mwp_keygen *gen,
+		  void *const *tbl, uint32_t base, size_t size)
+{
+	void *obj = calloc(1, size);
+	int slot;
+
+	if (obj == NULL)
+		return mwp_null_errno(ENOMEM);
+	pthread_mutex_lock(&d->lock);
+	slot = mwp_keygen_take(gen, tbl);
+	if (slot < 0) {
+		pthread_mutex_unlock(&d->lock);
+		free(obj);
+		return mwp_null_errno(ENOMEM);
+	}
+	k->gen = gen;
+	k->slot = (uint32_t)slot;
+	k->key = ((base + mwp_keygen_index(gen, k->slot)) << 8) |
+		 mwp_keygen_key_byte(gen, k->slot);
+	return obj;
+}
+
+void
+mwp_dev_keyed_publish(struct mwp_dev *d, const struct mwp_dev_keyed *k, struct ibv_pd *pd)
+{
+	mwp_keygen_commit(k->gen, k->slot, (uint8_t)k->key);
+	to_mpd(pd)->obj.users++;
+	pthread_mutex_unlock(&d->lock);
+}
+
+void
+mwp_dev_keyed_drop(struct mwp_dev *d, const struct mwp_dev_keyed *k, void *obj)
+{
+	/* the slot stays free, its key byte unused */
+	mwp_keygen_untake(k->gen, k->slot);
+	pthread_mutex_unlock(&d->lock);
+	free(obj);
+}

@@ -107,4 +107,29 @@ void mwp_dev_obj_add(struct mwp_dev *d, struct mwp_dev_objs *l, struct mwp_dev_o
  * (EBUSY); 0 when released. */
 int mwp_dev_obj_del(struct mwp_dev_obj *o);
 
+/*
+ * The slot and key of a new region or window.  mwp_dev_keyed_new() gives
+ * a zeroed object of size bytes, a free slot of gen (a NULL entry of tbl)
+ * and the key it will carry, (base + the slot's index) << 8 | a fresh key
+ * byte, and returns holding the device's lock: the slot stays free until
+ * the object is in tbl, so the lock is held until the caller has put it
+ * there and calls mwp_dev_keyed_publish(), or calls mwp_dev_keyed_drop().
+ */
+struct mwp_dev_keyed {
+	struct mwp_keygen *gen;
+	uint32_t slot;
+	uint32_t key;
+};
+
+/* NULL, errno ENOMEM and the lock not held when memory or slots run out. */
+void *mwp_dev_keyed_new(struct mwp_dev *d, struct mwp_dev_keyed *k, struct mwp_keygen *gen,
+			void *const *tbl, uint32_t base, size_t size);
+
+/* tbl[k->slot] is the object, in pd: its key byte is taken; unlocks. */
+void mwp_dev_keyed_publish(struct mwp_dev *d, const struct mwp_dev_keyed *k, struct ibv_pd *pd);
+
+/* The object was not made after all: its slot free again, the object
+ * freed; unlocks. */
+void mwp_dev_keyed_drop(struct mwp_dev *d, const struct mwp_dev_keyed *k, void *obj);
+
 #endif /* MWP_DEVICE_H */

@@ -32,9 +32,10 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
        int access, uint32_t rkey, bool pinned)
 {
 	struct mwp_dev *d = to_mdev(ibpd->context);
+	struct mwp_dev_keyed k;
 	struct mwp_mr *mr;
 	struct mwp_binding *b, *lb;
-	int slot, ret;
+	int ret;
 
 	/* C10-?: remote write or atomic access needs local write (verbs). */
 	if (length == 0 || addr == NULL || (access & ~MR_ACCESS_KNOWN) ||
@@ -43,26 +44,21 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 	    iova + length - 1 < iova ||
 	    (uintptr_t)addr + length - 1 < (uintptr_t)addr)
 		return mwp_null_errno(EINVAL);
-	mr = calloc(1, sizeof(*mr));
+	mr = mwp_dev_keyed_new(d, &k, &d->mr_keys, (void *const *)d->mr_by_idx,
+			       MWP_MR_INDEX_BASE, sizeof(*mr));
 	if (mr == NULL)
-		return mwp_null_errno(ENOMEM);
-	pthread_mutex_lock(&d->lock);
-	slot = mwp_keygen_take(&d->mr_keys, (void *const *)d->mr_by_idx);
-	b = slot < 0 ? NULL : mwp_binding_alloc(d->keys);
+		return NULL;
+	b = mwp_binding_alloc(d->keys);
 	if (b == NULL) {
-		if (slot >= 0)
-			mwp_keygen_untake(&d->mr_keys, (uint32_t)slot);
-		pthread_mutex_unlock(&d->lock);
-		free(mr);
+		mwp_dev_keyed_drop(d, &k, mr);
 		return mwp_null_errno(ENOMEM);
 	}
 	mr->ibmr.context = ibpd->context;
 	mr->ibmr.pd = ibpd;
 	mr->ibmr.addr = addr;
 	mr->ibmr.length = length;
-	mr->ibmr.handle = (uint32_t)slot;
-	mr->ibmr.lkey = ((MWP_MR_INDEX_BASE + mwp_keygen_index(&d->mr_keys, (uint32_t)slot)) << 8) |
-			mwp_keygen_key_byte(&d->mr_keys, (uint32_t)slot);
+	mr->ibmr.handle = k.slot;
+	mr->ibmr.lkey = k.key;
 	mr->ibmr.rkey = pinned ? rkey : mr->ibmr.lkey;
 	mr->iova = iova;
 	mr->access = (unsigned int)access;
@@ -107,18 +103,13 @@ reg_mr(struct ibv_pd *ibpd, void *addr, size_t length, uint64_t iova,
 		}
 		goto fail;
 	}
-	mwp_keygen_commit(&d->mr_keys, (uint32_t)slot, (uint8_t)mr->ibmr.lkey);
-	d->mr_by_idx[slot] = mr;
-	to_mpd(ibpd)->obj.users++;
-	pthread_mutex_unlock(&d->lock);
+	d->mr_by_idx[k.slot] = mr;
+	mwp_dev_keyed_publish(d, &k, ibpd);
 	return &mr->ibmr;
 fail:
-	/* the slot stays free, its key byte unused */
-	mwp_keygen_untake(&d->mr_keys, (uint32_t)slot);
-	pthread_mutex_unlock(&d->lock);
+	mwp_dev_keyed_drop(d, &k, mr);
 	mwp_binding_free(b);
 	mwp_binding_free(lb);
-	free(mr);
 	return mwp_null_errno(ret == -EEXIST ? EEXIST : ENOMEM);
 }
 

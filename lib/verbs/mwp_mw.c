@@ -31,33 +31,25 @@ struct ibv_mw *
 mwp_op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 {
 	struct mwp_dev *d = to_mdev(ibpd->context);
+	struct mwp_dev_keyed k;
 	struct mwp_mw *mw;
-	int slot;
 
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2)
 		return mwp_null_errno(EINVAL);
-	mw = calloc(1, sizeof(*mw));
+	mw = mwp_dev_keyed_new(d, &k, &d->mw_keys, (void *const *)d->mw_by_idx,
+			       MWP_MW_INDEX_BASE, sizeof(*mw));
 	if (mw == NULL)
-		return mwp_null_errno(ENOMEM);
-	pthread_mutex_lock(&d->lock);
-	slot = mwp_keygen_take(&d->mw_keys, (void *const *)d->mw_by_idx);
-	if (slot < 0) {
-		pthread_mutex_unlock(&d->lock);
-		free(mw);
-		return mwp_null_errno(ENOMEM);
-	}
-	mw->index = MWP_MW_INDEX_BASE + mwp_keygen_index(&d->mw_keys, (uint32_t)slot);
-	mw->cur_rkey = (mw->index << 8) | mwp_keygen_key_byte(&d->mw_keys, (uint32_t)slot);
-	mwp_keygen_commit(&d->mw_keys, (uint32_t)slot, (uint8_t)mw->cur_rkey);
+		return NULL;
+	mw->index = k.key >> 8;
+	mw->cur_rkey = k.key;
 	mw->state = MWP_MW_FREE;	/* Type 1: unbound, usable by nobody */
 	mw->ibmw.context = ibpd->context;
 	mw->ibmw.pd = ibpd;
 	mw->ibmw.rkey = mw->cur_rkey;
-	mw->ibmw.handle = slot;
+	mw->ibmw.handle = k.slot;
 	mw->ibmw.type = type;
-	d->mw_by_idx[slot] = mw;
-	to_mpd(ibpd)->obj.users++;
-	pthread_mutex_unlock(&d->lock);
+	d->mw_by_idx[k.slot] = mw;
+	mwp_dev_keyed_publish(d, &k, ibpd);
 	return &mw->ibmw;
 }
 

@@ -182,6 +182,53 @@ Test(objects, a_reused_slot_gets_a_new_key)
 	cr_expect_neq(w->rkey, wk);
 }
 
+/* Every slot in use: the next region or window is ENOMEM and leaves
+ * nothing behind (the PD's count of users included); a slot given back
+ * is used again, with a new key. */
+Test(objects, regions_and_windows_past_the_last_slot_are_enomem_and_leave_nothing)
+{
+	struct ibv_context *c2 = mwp_open_device(&(struct mwp_device_attr){
+		.flags = MWP_DEVICE_F_SEQUENTIAL, .max_keys = 4 });
+	struct ibv_pd *p2;
+	struct ibv_mr *m[4];
+	struct ibv_mw *w[4];
+	uint32_t old;
+
+	cr_assert_not_null(c2);
+	p2 = mwp_alloc_pd(c2);
+	cr_assert_not_null(p2);
+	for (int i = 0; i < 4; i++) {
+		m[i] = mwp_reg_mr(p2, buf, 64, ALL_ACCESS);
+		w[i] = ibv_alloc_mw(p2, IBV_MW_TYPE_2);
+		cr_assert(m[i] != NULL && w[i] != NULL, "slot %d", i);
+	}
+	errno = 0;
+	cr_expect_null(mwp_reg_mr(p2, buf, 64, ALL_ACCESS));
+	cr_expect_eq(errno, ENOMEM);
+	errno = 0;
+	cr_expect_null(ibv_alloc_mw(p2, IBV_MW_TYPE_2));
+	cr_expect_eq(errno, ENOMEM);
+	old = m[2]->lkey;
+	cr_assert_eq(mwp_dereg_mr(m[2]), 0);
+	m[2] = mwp_reg_mr(p2, buf, 64, ALL_ACCESS);
+	cr_assert_not_null(m[2]);
+	cr_expect_eq(m[2]->lkey >> 8, old >> 8, "the slot given back");
+	cr_expect_neq(m[2]->lkey, old, "a new key byte");
+	old = w[1]->rkey;
+	cr_assert_eq(ibv_dealloc_mw(w[1]), 0);
+	w[1] = ibv_alloc_mw(p2, IBV_MW_TYPE_2);
+	cr_assert_not_null(w[1]);
+	cr_expect_eq(w[1]->rkey >> 8, old >> 8);
+	cr_expect_neq(w[1]->rkey, old);
+	for (int i = 0; i < 4; i++) {
+		cr_expect_eq(mwp_dealloc_pd(p2), EBUSY, "in use by %d regions", 4 - i);
+		cr_assert_eq(mwp_dereg_mr(m[i]), 0);
+		cr_assert_eq(ibv_dealloc_mw(w[i]), 0);
+	}
+	cr_expect_eq(mwp_dealloc_pd(p2), 0, "the refused ones left no user behind");
+	mwp_close_device(c2);
+}
+
 Test(objects, a_qp_may_be_created_with_a_chosen_number)
 {
 	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
