@@ -148,17 +148,16 @@ int
 main(int argc, char **argv)
 {
 	static const uint32_t sizes[] = { 64, 256, 1024 };
-	static const char *const keys[] = {
-		[MB] = "icrc_mb", [ISAL] = "icrc_isal", [NET_CRC] = "icrc_net_crc",
-		[ZLIB] = "icrc_zlib", [PARSE] = "parse", [PARSE_VERIFY] = "parse_icrc",
-	};
-	static const char *const names[] = {
-		[MB] = "icrc verify burst, multi-buffer (shipped)",
-		[ISAL] = "icrc verify, ISA-L, one frame at a time",
-		[NET_CRC] = "icrc verify, rte_net_crc on a copy",
-		[ZLIB] = "icrc verify, zlib table on a copy",
-		[PARSE] = "parse (mwp_parse_burst)",
-		[PARSE_VERIFY] = "parse + icrc verify burst",
+	/* each measurement: its key in the JSON, its line in the table */
+	static const struct {
+		const char *key, *name;
+	} measure[] = {
+		[MB] = { "icrc_mb", "icrc verify burst, multi-buffer (shipped)" },
+		[ISAL] = { "icrc_isal", "icrc verify, ISA-L, one frame at a time" },
+		[NET_CRC] = { "icrc_net_crc", "icrc verify, rte_net_crc on a copy" },
+		[ZLIB] = { "icrc_zlib", "icrc verify, zlib table on a copy" },
+		[PARSE] = { "parse", "parse (mwp_parse_burst)" },
+		[PARSE_VERIFY] = { "parse_icrc", "parse + icrc verify burst" },
 	};
 
 	char *eal[] = { argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "64",
@@ -194,16 +193,16 @@ main(int argc, char **argv)
 
 			make_frames(sizes[s]);
 			r[s] = median_of_runs(w);
-			snprintf(name, sizeof(name), "%s_%uB", keys[w], sizes[s]);
+			snprintf(name, sizeof(name), "%s_%uB", measure[w].key, sizes[s]);
 			res = bench_json_result(doc, name);
-			bench_json_str(res, "series", keys[w]);
-			bench_json_str(res, "what", names[w]);
+			bench_json_str(res, "series", measure[w].key);
+			bench_json_str(res, "what", measure[w].name);
 			bench_json_int(res, "payload", sizes[s]);
 			bench_json_int(res, "lcores", 1);
 			bench_json_num(res, "ns_per_pkt", r[s]);
 			bench_json_num(res, "mpps", 1e3 / r[s]);
 		}
-		printf("%-42s %10.1f %10.1f %10.1f\n", names[w], r[0], r[1], r[2]);
+		printf("%-42s %10.1f %10.1f %10.1f\n", measure[w].name, r[0], r[1], r[2]);
 	}
 	rte_eal_cleanup();
 	return bench_json_write(doc, json_path) == 0 ? 0 : 1;
