@@ -69,10 +69,39 @@ struct list_kind {
 	size_t section;			/* where in it its section's name goes */
 	const struct app_key *keys;	/* the section's */
 	size_t nb_keys;
+	/* numbered lists: where an entry keeps its section's number, which
+	 * no other entry may have (its size: 4 or 8; 0: not numbered) */
+	size_t number;
+	size_t number_size;
 };
 
 #define LIST_KIND(st, max, what, keys) \
-	{ max, what, sizeof(st), offsetof(st, section), keys, RTE_DIM(keys) }
+	{ max, what, sizeof(st), offsetof(st, section), keys, RTE_DIM(keys), 0, 0 }
+#define NUMBERED_LIST_KIND(st, num, max, what, keys) \
+	{ max, what, sizeof(st), offsetof(st, section), keys, RTE_DIM(keys), \
+	  offsetof(st, num), sizeof(((st *)NULL)->num) }
+
+static uint64_t
+list_number(const struct list_kind *k, const void *e)
+{
+	const void *p = (const char *)e + k->number;
+
+	return k->number_size == sizeof(uint64_t) ? *(const uint64_t *)p :
+						     *(const uint32_t *)p;
+}
+
+/* The entry of a numbered list (nb entries) whose number is n, or NULL. */
+static const void *
+list_find(const struct list_kind *k, const void *list, unsigned int nb, uint64_t n)
+{
+	for (unsigned int i = 0; i < nb; i++) {
+		const void *e = (const char *)list + (size_t)i * k->size;
+
+		if (list_number(k, e) == n)
+			return e;
+	}
+	return NULL;
+}
 
 /*
  * Append the entry of section sec to list (of kind k, *nb entries so far):
@@ -83,9 +112,16 @@ list_append(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	    const struct list_kind *k, void *list, unsigned int *nb, const void *def)
 {
 	char *e = (char *)list + (size_t)*nb * k->size;
+	const char *same;
 
 	if (*nb == k->max) {
 		app_conf_err(cfg->file, sec, NULL, "%u %s at most", k->max, k->what);
+		return -1;
+	}
+	/* [qp 17] after [qp 0x11]: two names, one number */
+	same = k->number_size == 0 ? NULL : list_find(k, list, *nb, list_number(k, def));
+	if (same != NULL) {
+		app_conf_err(cfg->file, sec, NULL, "the same number as [%s]", same + k->section);
 		return -1;
 	}
 	(*nb)++;
@@ -335,9 +371,10 @@ static const struct app_key recv_keys[] = {
 	APP_KEY_READER("sge", recv_sge),
 };
 
-static const struct list_kind qp_list = LIST_KIND(struct app_qp, APP_MAX_QP, "QPs", qp_keys);
-static const struct list_kind wr_list = LIST_KIND(struct app_wr, APP_MAX_WR, "work requests",
-						  wr_keys);
+static const struct list_kind qp_list = NUMBERED_LIST_KIND(struct app_qp, qpn, APP_MAX_QP,
+							   "QPs", qp_keys);
+static const struct list_kind wr_list = NUMBERED_LIST_KIND(struct app_wr, wr_id, APP_MAX_WR,
+							   "work requests", wr_keys);
 static const struct list_kind recv_list = LIST_KIND(struct app_recv, APP_MAX_RECV, "receives",
 						    recv_keys);
 
@@ -410,14 +447,11 @@ sge_inside(const struct app_mr *mr, const struct app_sge *g)
 	       g->length <= mr->length - (g->addr - base);
 }
 
-/* The [qp N] numbered qpn (the first, should two be), or NULL. */
+/* The [qp N] numbered qpn, or NULL. */
 static const struct app_qp *
 find_qp(const struct app_config *cfg, uint32_t qpn)
 {
-	for (unsigned int i = 0; i < cfg->nb_qps; i++)
-		if (cfg->qp[i].qpn == qpn)
-			return &cfg->qp[i];
-	return NULL;
+	return list_find(&qp_list, cfg->qp, cfg->nb_qps, qpn);
 }
 
 /* The [qp N] an entry names exists; else the error, against its section. */
@@ -510,10 +544,7 @@ check_data_wr(struct app_config *cfg, struct app_wr *wr)
 const struct app_wr *
 app_config_wr(const struct app_config *cfg, uint64_t wr_id)
 {
-	for (unsigned int i = 0; i < cfg->nb_wrs; i++)
-		if (cfg->wr[i].wr_id == wr_id)
-			return &cfg->wr[i];
-	return NULL;
+	return list_find(&wr_list, cfg->wr, cfg->nb_wrs, wr_id);
 }
 
 /* A 24-bit PSN from the kernel's CSPRNG. */
@@ -578,10 +609,6 @@ app_config_verbs_check(struct app_config *cfg)
 				     "needs remote_ipv4 or remote_ipv6");
 			return -1;
 		}
-		if (find_qp(cfg, qp->qpn) != qp) {
-			app_conf_err(cfg->file, qp->section, NULL, "QP number used twice");
-			return -1;
-		}
 	}
 	for (unsigned int i = 0; i < cfg->nb_recvs; i++) {
 		const struct app_recv *r = &cfg->recv[i];
@@ -602,11 +629,6 @@ app_config_verbs_check(struct app_config *cfg)
 
 		if (!need_qp(cfg, wr->section, wr->qpn))
 			return -1;
-		if (app_config_wr(cfg, wr->wr_id) != wr) {
-			app_conf_err(cfg->file, wr->section, NULL,
-				     "work request number %#" PRIx64 " used twice", wr->wr_id);
-			return -1;
-		}
 		if (wr->op == APP_WR_BIND_MW) {
 			if (!wr->has_mw || !cfg->mw[wr->mw].present) {
 				app_conf_err(cfg->file, wr->section, "mw", "bind_mw needs an existing [mw N]");

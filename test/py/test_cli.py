@@ -222,6 +222,10 @@ class Cli(TmpDirCase):
              "[wr 0]\nqp = 0x11\nopcode = send\nmr = 0\naddr = 60\nlength = 8\n",
              r".*:\d+: \[wr 0\] length: .*not inside it"),
             ("[wr 0]\nqp = 0x42\nopcode = local_inv\nrkey = 1\n", r".*:4: \[wr 0\] qp: no \[qp 0x42\]"),
+            # two names, one number
+            (QP + "[qp 17]\n", r".*:7: \[qp 17\]: the same number as \[qp 0x11\]"),
+            (QP + "[wr 1]\nqp = 0x11\nopcode = local_inv\nrkey = 1\n[wr 0x1]\n",
+             r".*:11: \[wr 0x1\]: the same number as \[wr 1\]"),
             ("[security]\nkeys = guessable\n",
              r".*:4: \[security\] keys: 'guessable' is not random or sequential"),
             ("[security]\nguess_threshold = some\n",
