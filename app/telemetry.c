@@ -106,46 +106,6 @@ port_dict(struct rte_tel_data *d, uint16_t pid)
 	return 0;
 }
 
-/*
- * A per-port command (/mwpath/stats, /mwpath/neigh): the dict that
- * port_fn fills for the port given as parameter, else one such dict per
- * port ("port0", ...), leaving out the ports it fails on.
- */
-static int
-per_port(const char *params, struct rte_tel_data *d,
-	 int (*port_fn)(struct rte_tel_data *d, uint16_t pid))
-{
-	uint64_t pid;
-
-	rte_tel_data_start_dict(d);
-	if (parse_num(params, t_run->nb_ports - 1, &pid))
-		return port_fn(d, (uint16_t)pid);
-	if (params != NULL && *params != '\0')
-		return -EINVAL;
-	for (uint16_t p = 0; p < t_run->nb_ports; p++) {
-		struct rte_tel_data *pd = rte_tel_data_alloc();
-		char name[16];
-
-		if (pd == NULL)
-			return -ENOMEM;
-		rte_tel_data_start_dict(pd);
-		if (port_fn(pd, p) != 0) {
-			rte_tel_data_free(pd);
-			continue;
-		}
-		snprintf(name, sizeof(name), "port%u", p);
-		rte_tel_data_add_dict_container(d, name, pd, 0);
-	}
-	return 0;
-}
-
-static int
-cmd_stats(const char *cmd, const char *params, struct rte_tel_data *d)
-{
-	RTE_SET_USED(cmd);
-	return per_port(params, d, port_dict);
-}
-
 static void
 qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 {
@@ -520,11 +480,53 @@ cmd_sources(const char *cmd, const char *params, struct rte_tel_data *d)
 	return 0;
 }
 
+/* The per-port commands, and what fills one port's dict for each. */
+static const struct {
+	const char *name;
+	int (*port_fn)(struct rte_tel_data *d, uint16_t pid);
+} per_port_cmds[] = {
+	{ "/mwpath/stats", port_dict },
+	{ "/mwpath/neigh", neigh_dict },
+};
+
+/*
+ * A per-port command (per_port_cmds): the dict of the port given as
+ * parameter, else one such dict per port ("port0", ...), leaving out the
+ * ports it fails on.
+ */
 static int
-cmd_neigh(const char *cmd, const char *params, struct rte_tel_data *d)
+cmd_per_port(const char *cmd, const char *params, struct rte_tel_data *d)
 {
-	RTE_SET_USED(cmd);
-	return per_port(params, d, neigh_dict);
+	int (*port_fn)(struct rte_tel_data *d, uint16_t pid) = NULL;
+	uint64_t pid;
+
+	for (size_t i = 0; i < RTE_DIM(per_port_cmds); i++)
+		if (strcmp(cmd, per_port_cmds[i].name) == 0)
+			port_fn = per_port_cmds[i].port_fn;
+	if (port_fn == NULL)
+		return -EINVAL;
+
+	rte_tel_data_start_dict(d);
+	if (parse_num(params, t_run->nb_ports - 1, &pid))
+		return port_fn(d, (uint16_t)pid);
+	if (params != NULL && *params != '\0')
+		return -EINVAL;
+	for (uint16_t p = 0; p < t_run->nb_ports; p++) {
+		struct rte_tel_data *pd = rte_tel_data_alloc();
+		char name[16];
+
+		if (pd == NULL)
+			return -ENOMEM;
+		rte_tel_data_start_dict(pd);
+		if (port_fn(pd, p) != 0) {
+			rte_tel_data_free(pd);
+			continue;
+		}
+		snprintf(name, sizeof(name), "port%u", p);
+		if (rte_tel_data_add_dict_container(d, name, pd, 0) != 0)
+			rte_tel_data_free(pd);
+	}
+	return 0;
 }
 
 /* A command, or a warning: DPDK refuses, silently, a help text over
@@ -543,7 +545,7 @@ app_telemetry_init(const struct app_run *run, const struct app_objects *objs)
 {
 	t_run = run;
 	t_objs = objs;
-	reg("/mwpath/stats", cmd_stats,
+	reg("/mwpath/stats", cmd_per_port,
 	    "Per-port counters: packets, drops by reason, answers, denials. "
 	    "Parameters: port id (optional)");
 	reg("/mwpath/qp", cmd_qp, "Per-QP state and counters. Parameters: QPN (optional)");
@@ -555,7 +557,7 @@ app_telemetry_init(const struct app_run *run, const struct app_objects *objs)
 	reg("/mwpath/sources", cmd_sources,
 	    "Per queue: sources of refused requests, and whether they are blocked. "
 	    "No parameters");
-	reg("/mwpath/neigh", cmd_neigh,
+	reg("/mwpath/neigh", cmd_per_port,
 	    "Neighbour tables (ARP, ND): address, MAC, state, age. "
 	    "Parameters: port id (optional)");
 }
