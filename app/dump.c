@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,21 @@ jappend(json_t *arr, json_t *v)
 {
 	if (v == NULL || json_array_append_new(arr, v) != 0)
 		dump_oom = true;
+}
+
+/* json_pack(fmt, ...); a failure is remembered in dump_oom */
+static json_t *
+jpack(const char *fmt, ...)
+{
+	va_list ap;
+	json_t *v;
+
+	va_start(ap, fmt);
+	v = json_vpack_ex(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (v == NULL)
+		dump_oom = true;
+	return v;
 }
 
 /* A count: a JSON integer (jansson's are signed 64-bit; a count never
@@ -168,31 +184,18 @@ jport_counters(const struct app_run *run, uint16_t pid)
 	for (unsigned int i = 0; i < MWP_CTRL__MAX; i++)
 		jset(ctrl, mwp_ctrl_name(i), jcount(cs.c[i]));
 	jset(c, "control_path", ctrl);
-	if (t != NULL) {
-		json_t *n = json_object();
-
-		jset(n, "lookups", jcount(t->st.lookups));
-		jset(n, "misses", jcount(t->st.misses));
-		jset(n, "probes", jcount(t->st.probes));
-		jset(n, "learned", jcount(t->st.learned));
-		jset(n, "updated", jcount(t->st.updated));
-		jset(n, "evicted", jcount(t->st.evicted));
-		jset(n, "failed", jcount(t->st.failed));
-		jset(n, "full", jcount(t->st.full));
-		jset(n, "ignored", jcount(t->st.ignored));
-		jset(c, "neighbours", n);
-	}
-	if (rte_eth_stats_get(pid, &es) == 0) {
-		json_t *e = json_object();
-
-		jset(e, "ipackets", jcount(es.ipackets));
-		jset(e, "imissed", jcount(es.imissed));
-		jset(e, "ierrors", jcount(es.ierrors));
-		jset(e, "rx_nombuf", jcount(es.rx_nombuf));
-		jset(e, "opackets", jcount(es.opackets));
-		jset(e, "oerrors", jcount(es.oerrors));
-		jset(c, "ethdev", e);
-	}
+	if (t != NULL)
+		jset(c, "neighbours", jpack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}",
+			"lookups", jcount(t->st.lookups), "misses", jcount(t->st.misses),
+			"probes", jcount(t->st.probes), "learned", jcount(t->st.learned),
+			"updated", jcount(t->st.updated), "evicted", jcount(t->st.evicted),
+			"failed", jcount(t->st.failed), "full", jcount(t->st.full),
+			"ignored", jcount(t->st.ignored)));
+	if (rte_eth_stats_get(pid, &es) == 0)
+		jset(c, "ethdev", jpack("{s:o, s:o, s:o, s:o, s:o, s:o}",
+			"ipackets", jcount(es.ipackets), "imissed", jcount(es.imissed),
+			"ierrors", jcount(es.ierrors), "rx_nombuf", jcount(es.rx_nombuf),
+			"opackets", jcount(es.opackets), "oerrors", jcount(es.oerrors)));
 	return c;
 }
 
@@ -264,7 +267,7 @@ jmr(const struct app_objects *o, unsigned int i)
 	struct mwp_mr_info mi;
 	json_t *m;
 
-	if (mr == NULL || mwp_mr_query_info(mr, &mi) != 0)
+	if (mwp_mr_query_info(mr, &mi) != 0)
 		return NULL;
 	m = json_object();
 	jset(m, "index", jcount(i));
@@ -286,7 +289,7 @@ jmw(const struct app_objects *o, unsigned int i)
 	struct mwp_mw_info mw;
 	json_t *w, *bound;
 
-	if (o->mw[i] == NULL || mwp_mw_query_info(o->mw[i], &mw) != 0)
+	if (mwp_mw_query_info(o->mw[i], &mw) != 0)
 		return NULL;
 	b = mw.valid ? live(o, mw.rkey) : NULL;
 	w = json_object();
@@ -394,15 +397,16 @@ jlive_keys(const struct app_objects *o)
 	return a;
 }
 
-/* [f(o, 0), ..., f(o, n - 1)], leaving out the NULLs (no such object) */
+/* [f(o, i) for each object objs[i], i < n], leaving out the slots with
+ * none, and an object f cannot describe (NULL) */
 static json_t *
-jlist(const struct app_objects *o, unsigned int n,
+jlist(const struct app_objects *o, void *const *objs, unsigned int n,
       json_t *(*f)(const struct app_objects *o, unsigned int i))
 {
 	json_t *a = json_array();
 
 	for (unsigned int i = 0; i < n; i++) {
-		json_t *e = f(o, i);
+		json_t *e = objs[i] != NULL ? f(o, i) : NULL;
 
 		if (e != NULL)
 			jappend(a, e);
@@ -410,32 +414,20 @@ jlist(const struct app_objects *o, unsigned int n,
 	return a;
 }
 
+#define JLIST(o, objs, n, f) jlist(o, (void *const *)(objs), n, f)
+
 static json_t *
 jpd(const struct app_objects *o, unsigned int i)
 {
-	json_t *p;
-
-	if (o->pd[i] == NULL)
-		return NULL;
-	p = json_object();
-	jset(p, "index", jcount(i));
-	jset(p, "handle", jcount(o->pd[i]->handle));
-	return p;
+	return jpack("{s:o, s:o}", "index", jcount(i), "handle", jcount(o->pd[i]->handle));
 }
 
 static json_t *
 jcq(const struct app_objects *o, unsigned int i)
 {
-	json_t *c;
-
-	if (o->cq[i] == NULL)
-		return NULL;
-	c = json_object();
-	jset(c, "index", jcount(i));
-	jset(c, "depth", json_integer(o->cq[i]->cqe));
-	jset(c, "completions", jcount(o->log[i].n));
-	jset(c, "overruns", jcount(mwp_cq_overruns(o->cq[i])));
-	return c;
+	return jpack("{s:o, s:i, s:o, s:o}", "index", jcount(i), "depth", o->cq[i]->cqe,
+		     "completions", jcount(o->log[i].n),
+		     "overruns", jcount(mwp_cq_overruns(o->cq[i])));
 }
 
 /* The run and its ports; then, when the configuration made a device,
@@ -448,12 +440,12 @@ objects_json(const struct app_objects *o, const struct app_run *run)
 
 	jset(root, "run", jrun(run));
 	jset(root, "ports", jports(run));
-	jset(root, "pds", dev ? jlist(o, APP_MAX_OBJ, jpd) : json_array());
-	jset(root, "mrs", dev ? jlist(o, APP_MAX_OBJ, jmr) : json_array());
-	jset(root, "mws", dev ? jlist(o, APP_MAX_OBJ, jmw) : json_array());
-	jset(root, "cqs", dev ? jlist(o, APP_MAX_OBJ, jcq) : json_array());
+	jset(root, "pds", dev ? JLIST(o, o->pd, APP_MAX_OBJ, jpd) : json_array());
+	jset(root, "mrs", dev ? JLIST(o, o->mr, APP_MAX_OBJ, jmr) : json_array());
+	jset(root, "mws", dev ? JLIST(o, o->mw, APP_MAX_OBJ, jmw) : json_array());
+	jset(root, "cqs", dev ? JLIST(o, o->cq, APP_MAX_OBJ, jcq) : json_array());
 	jset(root, "live_keys", dev ? jlive_keys(o) : json_array());
-	jset(root, "qps", dev ? jlist(o, o->nb_qps, jqp) : json_array());
+	jset(root, "qps", dev ? JLIST(o, o->qp, o->nb_qps, jqp) : json_array());
 	return root;
 }
 
@@ -479,12 +471,9 @@ static json_t *
 jcq_log(const struct app_objects *o, unsigned int i)
 {
 	const struct app_cqe_log *l = &o->log[i];
-	json_t *c, *a;
+	json_t *c = json_object();
+	json_t *a = json_array();
 
-	if (o->cq[i] == NULL)
-		return NULL;
-	c = json_object();
-	a = json_array();
 	jset(c, "cq", jcount(i));
 	for (size_t k = 0; k < l->n; k++)
 		jappend(a, jwc(&l->wc[k]));
@@ -497,7 +486,7 @@ completions_json(const struct app_objects *o)
 {
 	json_t *root = json_object();
 
-	jset(root, "cqs", o->ctx != NULL ? jlist(o, APP_MAX_OBJ, jcq_log) : json_array());
+	jset(root, "cqs", o->ctx != NULL ? JLIST(o, o->cq, APP_MAX_OBJ, jcq_log) : json_array());
 	return root;
 }
 
