@@ -161,7 +161,14 @@ mwp_access_decide(const struct mwp_binding *b, const struct mwp_access_req *r,
 		}
 	}
 	{
-		const struct mwp_access_verdict v = mwp_access_check_v(b, *r);
+		/* copied field by field, not as "*r": a whole-struct read
+		 * here would keep the caller's request in memory on the
+		 * fast path as well (its stores made for this rare call) */
+		const struct mwp_access_req q = {
+			.rkey = r->rkey, .access = r->access, .va = r->va,
+			.len = r->len, .pd = r->pd, .qpn = r->qpn,
+		};
+		const struct mwp_access_verdict v = mwp_access_check_v(b, q);
 
 		*addr = v.addr;
 		return v.deny;
