@@ -179,8 +179,10 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 	struct mwp_icrc_set ics;
 	struct mwp_resp_ctx c;
 	uint64_t bytes = 0;
-	uint16_t nb_keys = 0, nb_keyed = 0, alone[MWP_BURST_MAX], nb_alone = 0;
-	uint32_t last_key = 0;
+	uint16_t nb_keys = 0, alone[MWP_BURST_MAX], nb_alone = 0;
+	/* wider than an R_Key, so that no key equals it before the first */
+	uint64_t last_key = UINT64_MAX;
+	bool shared = false;	/* a lookup slot serves a run of requests */
 
 	RTE_BUILD_BUG_ON(MWP_BURST_MAX > RTE_HASH_LOOKUP_BULK_MAX);
 	RTE_ASSERT(n <= MWP_BURST_MAX);
@@ -228,11 +230,12 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 		/* a key the previous request named too (a stream to one
 		 * window) is looked up once */
 		if (rq[i].has_key) {
-			nb_keyed++;
-			if (rq[i].rkey != last_key || nb_keys == 0) {
+			if (rq[i].rkey != last_key) {
 				last_key = rq[i].rkey;
 				keyp[nb_keys] = &rq[i].rkey;
-				sig[nb_keys++] = mwp_keys_sig(last_key);
+				sig[nb_keys++] = mwp_keys_sig(rq[i].rkey);
+			} else {
+				shared = true;
 			}
 		}
 	}
@@ -250,7 +253,7 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 	if (nb_keys != 0 && port->keys != NULL) {
 		uint64_t hits = mwp_keys_lookup_bulk(port->keys, keyp, sig, nb_keys, keyd);
 
-		if (likely(nb_keys == nb_keyed)) {
+		if (likely(!shared)) {
 			/* one lookup slot per request */
 			for (uint16_t i = 0, k = 0; i < n; i++)
 				if (rq[i].has_key) {
