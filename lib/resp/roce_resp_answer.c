@@ -77,29 +77,21 @@ mwp_resp_finish(struct mwp_resp_ctx *c)
 	mwp_icrc_fill_burst(m, p, k);
 }
 
-/* An answer other than a coalesced ACK or READ responses: sent now, or,
- * while READ responses wait for room, queued behind them, so that answers
- * leave in PSN order (IBA 9.5: responses are returned in the order the
- * requests were received).  True if queued. */
-/* mwp_resp_answer()'s rare half: queue it behind the answers waiting.  False if
- * 16 entries wait already: then it goes first (the requester retries
- * what it did not see answered). */
+/* mwp_resp_answer's rare half (roce_resp_priv.h): the answer queued
+ * behind those waiting.  False if MWP_MAX_RD entries wait already: then
+ * it goes first (the requester retries what it did not see answered). */
 bool
 mwp_resp_answer_queue(struct mwp_qp *qp, uint8_t opcode, uint8_t syn, uint32_t psn,
 		      uint64_t orig)
 {
 	struct mwp_resp *r = &qp->resp;
-	struct mwp_rd *rd = rd_push(r);
+	struct mwp_rd *rd = rd_push(r, MWP_RD_ANSWER, psn, orig, 0);
 
 	if (rd == NULL)
 		return false;
-	rd->kind = MWP_RD_ANSWER;
 	rd->opcode = opcode;
 	rd->syn = syn;
-	rd->psn = psn;
 	rd->msn = r->msn;
-	rd->va = orig;
-	rd->left = 0;
 	return true;
 }
 

@@ -76,11 +76,14 @@ allowed(const struct mwp_binding *b)
 				   __ATOMIC_RELAXED);
 }
 
-/* The next entry of the answer queue, or NULL if it is full.  An ACK owed
- * for requests since the entry before goes out just before this one's
- * answers (with nothing waiting it has gone already). */
+/* The next entry of the answer queue, or NULL if it is full: of kind
+ * (MWP_RD_READ or MWP_RD_ANSWER) for the request at psn, with what every
+ * kind carries, va (a READ's address, an answer's atomic result) and left
+ * (a READ's bytes, none for an answer); the caller fills in its kind's
+ * own.  An ACK owed for requests since the entry before goes out just
+ * before this one's answers (with nothing waiting it has gone already). */
 static inline struct mwp_rd *
-rd_push(struct mwp_resp *r)
+rd_push(struct mwp_resp *r, uint8_t kind, uint32_t psn, uint64_t va, uint32_t left)
 {
 	struct mwp_rd *rd;
 
@@ -94,6 +97,12 @@ rd_push(struct mwp_resp *r)
 		r->ack_pending = 0;
 	}
 	r->rd_count++;
+	/* last, in one block with the caller's own stores, which GCC then
+	 * merges with them (set before the test above: READ +1 instruction) */
+	rd->kind = kind;
+	rd->psn = psn;
+	rd->va = va;
+	rd->left = left;
 	return rd;
 }
 
@@ -199,6 +208,10 @@ void mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 		     struct mwp_verdict v, const struct mwp_binding *b,
 		     const struct rte_mbuf *m, const struct mwp_pkt *p);
 
+/* An answer other than a coalesced ACK or READ responses: sent now, or,
+ * while READ responses wait for room, queued behind them, so that answers
+ * leave in PSN order (IBA 9.5: responses are returned in the order the
+ * requests were received).  True if queued. */
 static inline bool
 mwp_resp_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
 		uint32_t psn, uint64_t orig)

@@ -114,15 +114,11 @@ bool
 mwp_resp_queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 		    uint32_t psn, bool nak_on_fail, const uint8_t *src, uint64_t gen)
 {
-	struct mwp_rd *rd = rd_push(&qp->resp);
+	struct mwp_rd *rd = rd_push(&qp->resp, MWP_RD_READ, psn, va, len);
 
 	if (rd == NULL)
 		return false;
-	rd->kind = MWP_RD_READ;
-	rd->va = va;
 	rd->rkey = rkey;
-	rd->left = len;
-	rd->psn = psn;
 	rd->first = 1;
 	rd->nak_on_fail = nak_on_fail;
 	rd->checked_src = src;
