@@ -192,7 +192,10 @@ check_read(const struct mwp_qp *qp, const struct mwp_resp_req *rq,
 	v = check_key(qp, a);
 	if (v.kind != MWP_V_GO)
 		return v;
-	if (qp->resp.rd_count >= RTE_MAX(qp->max_dest_rd_atomic, 1))
+	/* at least one may be, even with max_dest_rd_atomic 0: "waiting,
+	 * and as many as allowed" is one test for an empty queue (the usual
+	 * case), where GCC gave RTE_MAX(max_dest_rd_atomic, 1) seven */
+	if (qp->resp.rd_count != 0 && qp->resp.rd_count >= qp->max_dest_rd_atomic)
 		return mwp_verdict(MWP_V_INVALID, 0);
 	return MWP_VERDICT_GO;
 }
