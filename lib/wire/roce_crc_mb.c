@@ -29,6 +29,15 @@
 
 #define TARGET __attribute__((target("pclmul,sse4.1")))
 
+/* The intrinsics of the folds and the reduction, by name, for one lane in
+ * an SSE register (OP128) and two in an AVX2 one (OP256, below): FOLD and
+ * REDUCE are written once for both. */
+#define OP128_clmul	_mm_clmulepi64_si128
+#define OP128_xor	_mm_xor_si128
+#define OP128_and	_mm_and_si128
+#define OP128_srli	_mm_srli_si128
+#define OP128(name)	OP128_##name
+
 static const uint64_t k3k4[2] __rte_aligned(16) = { 0x01751997d0, 0x00ccaa009e };
 static const uint64_t k5k0[2] __rte_aligned(16) = { 0x0163cd6124, 0 };
 static const uint64_t poly[2] __rte_aligned(16) = { 0x01db710641, 0x01f7011641 };
@@ -62,42 +71,43 @@ load_block(const struct mwp_crc_lane *l, uint16_t j)
 }
 
 /* One fold step: the state times k (low and high halves of each 128-bit
- * lane, carry-less), plus the next block.  Written once, for one lane in
- * an SSE register (fold16) and two in an AVX2 one (fold16x2). */
-#define FOLD(clmul, xor, x, k, next) \
-	xor(xor(clmul(x, k, 0x00), clmul(x, k, 0x11)), next)
+ * lane, carry-less), plus the next block. */
+#define FOLD(OP, x, k, next) OP(xor)(OP(xor)(OP(clmul)(x, k, 0x00), OP(clmul)(x, k, 0x11)), next)
 
 static inline TARGET __m128i
 fold16(__m128i x, __m128i k, __m128i next)
 {
-	return FOLD(_mm_clmulepi64_si128, _mm_xor_si128, x, k, next);
+	return FOLD(OP128, x, k, next);
 }
 
-/* 128 bits of folded state -> the 32-bit CRC register. */
+/*
+ * 128 bits of folded state in each 128-bit lane of x -> the 32-bit CRC
+ * register in bits 32..63 of the lane: 128 -> 64 bits, then Barrett's
+ * 64 -> 32.  Written once, for one lane in an SSE register (reduce) and
+ * two in an AVX2 one (reduce2, half the instructions of two reduce()s):
+ * OP(name) is the width's intrinsic, and k34, k50, p the constants as
+ * vectors of the width.
+ */
+#define REDUCE(x, OP, mask, k34, k50, p) do {			\
+	__typeof__(x) t_;					\
+								\
+	t_ = OP(clmul)(x, k34, 0x10);				\
+	x = OP(xor)(OP(srli)(x, 8), t_);			\
+	t_ = OP(srli)(x, 4);					\
+	x = OP(xor)(OP(clmul)(OP(and)(x, mask), k50, 0x00), t_);	\
+	t_ = OP(clmul)(OP(and)(x, mask), p, 0x10);		\
+	t_ = OP(clmul)(OP(and)(t_, mask), p, 0x00);		\
+	x = OP(xor)(x, t_);					\
+} while (0)
+
 static inline TARGET uint32_t
-reduce(__m128i x1)
+reduce(__m128i x)
 {
 	const __m128i mask = _mm_setr_epi32(~0, 0, ~0, 0);
-	__m128i x0 = _mm_load_si128((const __m128i *)k3k4);
-	__m128i x2;
 
-	/* 128 -> 64 bits */
-	x2 = _mm_clmulepi64_si128(x1, x0, 0x10);
-	x1 = _mm_srli_si128(x1, 8);
-	x1 = _mm_xor_si128(x1, x2);
-	x0 = _mm_loadl_epi64((const __m128i *)k5k0);
-	x2 = _mm_srli_si128(x1, 4);
-	x1 = _mm_and_si128(x1, mask);
-	x1 = _mm_clmulepi64_si128(x1, x0, 0x00);
-	x1 = _mm_xor_si128(x1, x2);
-	/* Barrett: 64 -> 32 bits */
-	x0 = _mm_load_si128((const __m128i *)poly);
-	x2 = _mm_and_si128(x1, mask);
-	x2 = _mm_clmulepi64_si128(x2, x0, 0x10);
-	x2 = _mm_and_si128(x2, mask);
-	x2 = _mm_clmulepi64_si128(x2, x0, 0x00);
-	x1 = _mm_xor_si128(x1, x2);
-	return (uint32_t)_mm_extract_epi32(x1, 1);
+	REDUCE(x, OP128, mask, _mm_load_si128((const __m128i *)k3k4),
+	       _mm_load_si128((const __m128i *)k5k0), _mm_load_si128((const __m128i *)poly));
+	return (uint32_t)_mm_extract_epi32(x, 1);
 }
 
 #elif defined(RTE_ARCH_ARM64)
@@ -251,6 +261,20 @@ crc_four(const struct mwp_crc_lane *l, uint32_t *crc)
 /* x86 with VPCLMULQDQ: eight lanes, two to a 256-bit register. */
 #define TARGET256 __attribute__((target("vpclmulqdq,avx2,pclmul,sse4.1")))
 
+#define OP256_clmul	_mm256_clmulepi64_epi128
+#define OP256_xor	_mm256_xor_si256
+#define OP256_and	_mm256_and_si256
+#define OP256_srli	_mm256_srli_si256
+#define OP256(name)	OP256_##name
+
+/* 16 aligned bytes in both halves. */
+static inline TARGET256 __m256i
+load2(const void *c)
+{
+	return _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)c));
+}
+
+
 /* Block j of lanes a (low half) and b (high half). */
 static inline TARGET256 __m256i
 load_block2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j)
@@ -261,16 +285,18 @@ load_block2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t
 static inline TARGET256 __m256i
 fold16x2(__m256i x, __m256i k, __m256i next)
 {
-	return FOLD(_mm256_clmulepi64_epi128, _mm256_xor_si256, x, k, next);
+	return FOLD(OP256, x, k, next);
 }
 
-/* 2 x 128 bits of folded state -> the CRC registers of both lanes: the
- * reduction of each half alone (the two chains run side by side). */
+/* 2 x 128 bits of folded state -> the CRC registers of both lanes. */
 static inline TARGET256 void
 reduce2(__m256i x, uint32_t *lo, uint32_t *hi)
 {
-	*lo = reduce(_mm256_castsi256_si128(x));
-	*hi = reduce(_mm256_extracti128_si256(x, 1));
+	const __m256i mask = _mm256_setr_epi32(~0, 0, ~0, 0, ~0, 0, ~0, 0);
+
+	REDUCE(x, OP256, mask, load2(k3k4), load2(k5k0), load2(poly));
+	*lo = (uint32_t)_mm256_extract_epi32(x, 1);
+	*hi = (uint32_t)_mm256_extract_epi32(x, 5);
 }
 
 static inline TARGET256 __m256i
@@ -285,12 +311,8 @@ static inline TARGET256 __m256i
 load_masked2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_t j,
 	     const struct mwp_crc_mask *mk)
 {
-	const __m256i and_ = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)mk->and_[j]));
-	const __m256i or_ = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)mk->or_[j]));
-
-	return _mm256_or_si256(_mm256_and_si256(load_raw2(a, b, j), and_), or_);
+	return _mm256_or_si256(_mm256_and_si256(load_raw2(a, b, j), load2(mk->and_[j])),
+			       load2(mk->or_[j]));
 }
 
 /* Eight lanes of the same length and mask (the usual burst: frames of one
@@ -299,8 +321,7 @@ load_masked2(const struct mwp_crc_lane *a, const struct mwp_crc_lane *b, uint16_
 static TARGET256 void
 crc_eight_alike(const struct mwp_crc_lane *l, uint32_t *crc)
 {
-	const __m256i k = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)k3k4));
+	const __m256i k = load2(k3k4);
 	const struct mwp_crc_mask *mk = l[0].mask;
 	const uint16_t nb = l[0].nblocks;
 	const uint16_t nm = mk != NULL ? RTE_MIN(nb, (uint16_t)mk->nblocks) : 0;
@@ -332,8 +353,7 @@ crc_eight_alike(const struct mwp_crc_lane *l, uint32_t *crc)
 static TARGET256 void
 crc_eight(const struct mwp_crc_lane *l, uint32_t *crc)
 {
-	const __m256i k = _mm256_broadcastsi128_si256(
-		_mm_load_si128((const __m128i *)k3k4));
+	const __m256i k = load2(k3k4);
 	const crc_vec k1 = load_k();
 	__m256i y[4];
 	uint16_t common = l[0].nblocks, j;
