@@ -61,6 +61,16 @@ class Record(unittest.TestCase):
         return runpy("--cases-dir", self.cases, "--record", name, "--input", inp,
                      "--config", cfg, *more, MWPATH)
 
+    def config_with(self, name, old, new):
+        """The case's config.ini with old replaced by new, written as name."""
+        cfg = os.path.join(self.tmp, name)
+        with open(os.path.join(FROM, "config.ini")) as f:
+            text = f.read()
+        self.assertIn(old, text)
+        with open(cfg, "w") as f:
+            f.write(text.replace(old, new))
+        return cfg
+
     def replay(self, *cases, opts=()):
         return runpy("--cases-dir", self.cases, *opts, MWPATH, *cases)
 
@@ -178,11 +188,7 @@ class Record(unittest.TestCase):
 
     def test_a_run_that_does_not_repeat_is_not_recorded(self):
         # random keys (the default): the second run's keys differ
-        cfg = os.path.join(self.tmp, "random.ini")
-        with open(os.path.join(FROM, "config.ini")) as f:
-            text = f.read().replace("keys = sequential", "")
-        with open(cfg, "w") as f:
-            f.write(text)
+        cfg = self.config_with("random.ini", "keys = sequential", "")
         r = self.record("rnd", os.path.join(FROM, "in.pcap"), cfg)
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertIn("not recorded", r.stderr)
@@ -191,11 +197,7 @@ class Record(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.cases, "rnd")))
 
     def test_random_fill_is_computed_as_mwpath_fills(self):
-        cfg = os.path.join(self.tmp, "fill.ini")
-        with open(os.path.join(FROM, "config.ini")) as f:
-            text = f.read().replace("fill = zero", "fill = random:0x1234567")
-        with open(cfg, "w") as f:
-            f.write(text)
+        cfg = self.config_with("fill.ini", "fill = zero", "fill = random:0x1234567")
         r = self.record("fill", os.path.join(FROM, "in.pcap"), cfg)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         with open(os.path.join(self.cases, "fill", "expect.json")) as f:
