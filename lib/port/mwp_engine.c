@@ -23,6 +23,7 @@
 #include "mwp_priv.h"
 #include "mwp_tsan.h"
 #include "roce_req.h"
+#include "roce_resp.h"
 #include "roce_resp_ctx.h"
 
 /* QPs one engine may own: every slot of its ports' QP tables. */

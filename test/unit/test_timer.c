@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The timer wheel (lib/port/mwp_timer.c) on a clock the tests move: a timer
+ * The timer wheel (lib/base/mwp_timer.c) on a clock the tests move: a timer
  * fires once, never before its deadline and at most one slot after it,
  * whatever turn of the wheel its deadline falls in; arming moves, cancel
  * stops; callbacks may arm and cancel.

@@ -8,7 +8,8 @@
 
 #include <rte_mbuf.h>
 
-#include "roce_resp.h"
+/* Mbufs one bulk put gives back at most (a larger set goes in pieces). */
+#define MWP_MBUF_PUT_MAX 64
 
 /* An mbuf that can go straight back to mp: in one segment (next is then
  * NULL, rte_mbuf's contract, and its second cache line stays untouched),
@@ -33,7 +34,7 @@ static inline void
 mwp_mbuf_free_burst(struct rte_mbuf *const *pkts, uint16_t n)
 {
 	struct rte_mbuf *const *const last = pkts + n, *const *at;
-	void *put[MWP_BURST_MAX];
+	void *put[MWP_MBUF_PUT_MAX];
 	struct rte_mempool *mp;
 	unsigned int k = 0;
 
@@ -46,8 +47,8 @@ mwp_mbuf_free_burst(struct rte_mbuf *const *pkts, uint16_t n)
 		rte_mempool_put_bulk(mp, (void * const *)pkts, n);
 		return;
 	}
-	for (uint16_t base = 0; base < n; base += MWP_BURST_MAX) {
-		const uint16_t end = RTE_MIN(n, (uint16_t)(base + MWP_BURST_MAX));
+	for (uint16_t base = 0; base < n; base += MWP_MBUF_PUT_MAX) {
+		const uint16_t end = RTE_MIN(n, (uint16_t)(base + MWP_MBUF_PUT_MAX));
 
 		for (uint16_t i = base; i < end; i++) {
 			struct rte_mbuf *m = pkts[i];

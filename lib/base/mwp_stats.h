@@ -13,7 +13,7 @@
 
 #include <rte_common.h>
 
-#include "mwp_access.h"
+#include "mwp_deny.h"
 #include "mwp_drop.h"
 
 /** Counters of one port as seen by one lcore. */
