@@ -8,7 +8,6 @@
 
 #include "mwp_errno.h"
 #include "mwp_port.h"
-#include "mwp_priv.h"
 
 bool
 mwp_mtu_valid(unsigned int mtu)
@@ -60,35 +59,4 @@ void
 mwp_port_set_mempool(struct mwp_port *port, struct rte_mempool *mp)
 {
 	port->mp = mp;
-}
-
-int
-mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
-{
-	struct mwp_port_qp_slot *s = &port->qp[ibqp->qp_num & (MWP_PORT_QP_SLOTS - 1)];
-	struct mwp_qp *qp = to_mqp(ibqp);
-	struct mwp_dev *d = qp->dev;
-	int ret = 0;
-
-	if (port->ctx != NULL && port->ctx != ibqp->context)
-		return EINVAL;
-	pthread_mutex_lock(&d->lock);
-	if (qp->port != NULL && qp->port != port) {
-		ret = EINVAL;
-	} else if (s->qp != NULL && s->qp != qp) {
-		ret = EEXIST;
-	} else if (port->queue[0] != NULL && port->queue[0]->eng->dev != NULL &&
-		   port->queue[0]->eng->dev != d) {
-		ret = EINVAL;
-	} else {
-		port->ctx = ibqp->context;
-		port->keys = mwp_device_keys(ibqp->context);
-		qp->port = port;
-		s->qpn = ibqp->qp_num;
-		s->qp = qp;
-		/* the engine of its queue runs it from now on */
-		mwp_engine_adopt(qp);
-	}
-	pthread_mutex_unlock(&d->lock);
-	return ret;
 }
