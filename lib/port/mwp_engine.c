@@ -512,6 +512,6 @@ mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room)
 	mwp_resp_ctx_init(&c, q, tx + nb, (uint16_t)(room - nb));
 	mwp_resp_read_owed(&c);
 	mwp_req_send_all(&c);
-	mwp_resp_finish(&c);
-	return (uint16_t)(nb + c.nb_tx);
+	mwp_tx_finish(&c.tx);
+	return (uint16_t)(nb + c.tx.n);
 }

@@ -786,13 +786,13 @@ peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	else
 		res = mwp_neigh_resolve(qp->port->neigh, qp->peer_gid, now, &mac, &probe,
 					&unicast);
-	if (res != MWP_NEIGH_UNREACH && probe && c->nb_tx < c->tx_room) {
+	if (res != MWP_NEIGH_UNREACH && probe && mwp_tx_room(&c->tx)) {
 		struct rte_mbuf *m;
 
 		c->q->ctrl.mp = qp->port->mp;
 		m = mwp_ctrl_probe(&c->q->ctrl, qp->peer_gid, unicast ? &mac : NULL);
 		if (m != NULL)
-			mwp_resp_queue_frame(c, m, 0);
+			mwp_tx_queue(&c->tx, m, false);
 	}
 	switch (res) {
 	case MWP_NEIGH_OK:
@@ -834,7 +834,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	/* delivered entries leave the window: never point before it */
 	if ((int32_t)(r->tx_pos - qp->sq_head) < 0)
 		r->tx_pos = qp->sq_head;
-	while (c->nb_tx < c->tx_room) {
+	while (mwp_tx_room(&c->tx)) {
 		struct mwp_swqe *e;
 		struct rte_mbuf *m;
 		struct mwp_pkt *p;
@@ -875,12 +875,12 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			if (e->rd_atomic)
 				r->rd_out++;
 		}
-		m = mwp_resp_tx_slot(c);
+		m = mwp_tx_slot(&c->tx);
 		if (m == NULL) {
 			r->st.no_mbuf++;
 			return true;
 		}
-		p = mwp_resp_next_txp(c);
+		p = mwp_tx_next_pkt(&c->tx);
 		next = build_request(c, qp, e, m, p, &icrc);
 		if (next < 0) {
 			rte_pktmbuf_free(m);
@@ -888,7 +888,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			return false;
 		}
 		again = psn_diff(r->tx_psn, r->sent_psn) < 0;
-		mwp_resp_queue_frame(c, m, icrc);
+		mwp_tx_queue(&c->tx, m, icrc == 1);
 		if (again) {
 			r->st.retrans++;
 		} else {
@@ -925,7 +925,7 @@ mwp_req_send_all(struct mwp_resp_ctx *c)
 	struct mwp_queue *q = c->q;
 	struct mwp_qp *qp, *nx;
 
-	for (qp = TAILQ_FIRST(&q->tx_list); qp != NULL && c->nb_tx < c->tx_room; qp = nx) {
+	for (qp = TAILQ_FIRST(&q->tx_list); qp != NULL && mwp_tx_room(&c->tx); qp = nx) {
 		nx = TAILQ_NEXT(qp, tx_link);
 		if (!req_send(c, qp)) {
 			TAILQ_REMOVE(&q->tx_list, qp, tx_link);

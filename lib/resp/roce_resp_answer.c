@@ -2,7 +2,7 @@
 /*
  * The responder's answers (roce_resp_priv.h): where they go (the request's
  * addresses mirrored), how they are built (from the QP's header template)
- * and queued (ICRCs all at once in mwp_resp_finish), ACKs coalesced per
+ * and queued (ICRCs all at once in mwp_tx_finish), ACKs coalesced per
  * QP per burst, and every other answer -- atomic ACK, RNR NAK, sequence
  * NAK, fatal NAK -- sent at once or, while READ responses wait, queued
  * behind them so that answers leave in PSN order.  mwp_resp_refuse is the
@@ -13,7 +13,6 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
-#include "roce_icrc.h"
 #include "roce_resp_priv.h"
 
 /* Answer where the request came from, as a RoCE NIC does: addresses
@@ -46,35 +45,6 @@ mwp_resp_mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m, const struct 
 	}
 	f->tos = p->tos & ~3u;
 	f->sport = rte_be_to_cpu_16(udp->src_port);
-}
-
-void
-mwp_resp_queue_frame(struct mwp_resp_ctx *c, struct rte_mbuf *m, int icrc)
-{
-	c->icrc_todo[c->nb_tx] = icrc == 1;
-	c->tx[c->nb_tx++] = m;
-}
-
-void
-mwp_resp_finish(struct mwp_resp_ctx *c)
-{
-	struct rte_mbuf *m[MWP_RESP_TX_MAX];
-	struct mwp_pkt p[MWP_RESP_TX_MAX];
-	uint16_t k = 0;
-	bool all = true;
-
-	for (uint16_t i = 0; i < c->nb_tx; i++)
-		all &= c->icrc_todo[i];
-	if (all) {
-		mwp_icrc_fill_burst(c->tx, c->txp, c->nb_tx);
-		return;
-	}
-	for (uint16_t i = 0; i < c->nb_tx; i++)
-		if (c->icrc_todo[i]) {
-			m[k] = c->tx[i];
-			p[k++] = c->txp[i];
-		}
-	mwp_icrc_fill_burst(m, p, k);
 }
 
 /* mwp_resp_answer's rare half (roce_resp_priv.h): the answer queued
@@ -167,12 +137,6 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 		mwp_resp_nak_fatal(c, qp, psn, v.kind == MWP_V_DENY ?
 				   mwp_deny_syndrome(v.code) : ROCE_AETH_NAK_INV_REQ);
 	}
-}
-
-struct rte_mbuf *
-mwp_resp_tx_slot(struct mwp_resp_ctx *c)
-{
-	return resp_tx_slot(c);
 }
 
 void

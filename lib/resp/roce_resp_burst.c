@@ -132,12 +132,10 @@ void
 mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_queue *q, struct rte_mbuf **tx,
 		  uint16_t tx_room)
 {
+	mwp_tx_init(&c->tx, tx, tx_room, q->port->mp, q->st);
 	c->q = q;
 	c->port = q->port;
 	c->st = q->st;
-	c->tx = tx;
-	c->nb_tx = 0;
-	c->tx_room = RTE_MIN(tx_room, (uint16_t)MWP_RESP_TX_MAX);
 	c->nb_dirty = 0;
 	c->gen = 0;
 	c->dropped = 0;
@@ -282,8 +280,8 @@ burst(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf *
 	for (uint16_t i = 0; i < c.nb_dirty; i++)
 		mwp_resp_flush_ack(&c, c.dirty[i]);
 	free_burst(pkts, n, c.taken);
-	mwp_resp_finish(&c);
-	return c.nb_tx;
+	mwp_tx_finish(&c.tx);
+	return c.tx.n;
 }
 
 uint16_t

@@ -14,11 +14,9 @@
 #include "mwp_stats.h"
 #include "roce_parse.h"
 #include "rkey_tbl.h"
+#include "roce_tx.h"
 
 struct mwp_qp;
-
-/* Answers one mwp_resp_burst or mwp_resp_poll call makes at most. */
-#define MWP_RESP_TX_MAX 64
 
 /** One frame of a burst as the first pass left it (roce_resp_burst.c). */
 struct mwp_resp_req {
@@ -34,16 +32,10 @@ struct mwp_queue;
 
 /* One burst's worth of context (or one mwp_queue_tx's). */
 struct mwp_resp_ctx {
+	struct mwp_tx tx;		/* the answers (and what others send) */
 	struct mwp_queue *q;
 	struct mwp_port *port;
 	struct mwp_stats *st;
-	struct rte_mbuf **tx;
-	uint16_t nb_tx;
-	uint16_t tx_room;		/* at most MWP_RESP_TX_MAX */
-	/* each answer's parsed view, and whether its ICRC is still to do
-	 * (mwp_resp_finish computes them together) */
-	struct mwp_pkt txp[MWP_RESP_TX_MAX];
-	uint8_t icrc_todo[MWP_RESP_TX_MAX];
 	uint16_t nb_dirty;
 	uint64_t gen;			/* this burst's number */
 	uint8_t dropped;		/* the current packet was counted as a drop */
@@ -68,8 +60,6 @@ void mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp);
 void mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp);
 /* READ responses the queue still owes (earlier bursts had no room). */
 void mwp_resp_read_owed(struct mwp_resp_ctx *c);
-/* The answers' ICRCs, all at once: call before handing c->tx out. */
-void mwp_resp_finish(struct mwp_resp_ctx *c);
 /* mwp_resp_burst for frames another queue received and handed over (it
  * counted them received). */
 uint16_t mwp_resp_burst_handed(struct mwp_queue *q, struct rte_mbuf **pkts,
@@ -77,19 +67,5 @@ uint16_t mwp_resp_burst_handed(struct mwp_queue *q, struct rte_mbuf **pkts,
 /* A context for tx_room frames into tx, on queue q. */
 void mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_queue *q,
 		       struct rte_mbuf **tx, uint16_t tx_room);
-
-/* For frames others build (the requester, the control path): an mbuf for
- * the next frame, or NULL (no room: counted TX_FULL; no mbuf: NO_MBUF). */
-struct rte_mbuf *mwp_resp_tx_slot(struct mwp_resp_ctx *c);
-/* The parsed view the next frame's builder fills (its ICRC's). */
-static inline struct mwp_pkt *
-mwp_resp_next_txp(struct mwp_resp_ctx *c)
-{
-	return &c->txp[c->nb_tx];
-}
-/* Queue the frame built into m (from mwp_resp_tx_slot) with its view in
- * mwp_resp_next_txp(c); icrc: its ICRC is still to do (1 from
- * mwp_build_deferred), or 0 (done, or not RoCE). */
-void mwp_resp_queue_frame(struct mwp_resp_ctx *c, struct rte_mbuf *m, int icrc);
 
 #endif

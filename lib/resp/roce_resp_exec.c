@@ -482,14 +482,8 @@ ctrl_frame(struct mwp_resp_ctx *c, const struct rte_mbuf *m)
 	if (!mwp_ctrl_input(cx, m, c->q->eng->now, &r))
 		return false;
 	c->st->ctrl++;
-	if (r != NULL) {
-		if (c->nb_tx < c->tx_room) {
-			mwp_resp_queue_frame(c, r, 0);
-		} else {
-			rte_pktmbuf_free(r);
-			c->st->drop[MWP_DROP_TX_FULL]++;
-		}
-	}
+	if (r != NULL)
+		mwp_tx_queue_made(&c->tx, r);
 	return true;
 }
 

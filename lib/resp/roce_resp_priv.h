@@ -109,23 +109,8 @@ rd_push(struct mwp_resp *r, uint8_t kind, uint32_t psn, uint64_t va, uint32_t le
 /* ---- answers: built and queued inline (every stage answers), the rest
  * in roce_resp_answer.c ---- */
 
-static inline struct rte_mbuf *
-resp_tx_slot(struct mwp_resp_ctx *c)
-{
-	struct rte_mbuf *m;
-
-	if (unlikely(c->nb_tx == c->tx_room)) {
-		c->st->drop[MWP_DROP_TX_FULL]++;
-		return NULL;
-	}
-	m = rte_pktmbuf_alloc(c->port->mp);
-	if (unlikely(m == NULL))
-		c->st->drop[MWP_DROP_NO_MBUF]++;
-	return m;
-}
-
-/* Build an answer to the QP's peer into m (from tx_slot) and queue it;
- * its ICRC waits for mwp_resp_finish. */
+/* Build an answer to the QP's peer into m (from mwp_tx_slot) and queue
+ * it; its ICRC waits for mwp_tx_finish. */
 static inline void
 resp_emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
 	  const struct mwp_answer *a, const void *data, uint32_t len)
@@ -133,12 +118,12 @@ resp_emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
 	int ret;
 
 	if (likely(r->tmpl.usable)) {
-		ret = mwp_build_answer(m, &r->tmpl, a, data, len, &c->txp[c->nb_tx]);
+		ret = mwp_build_answer(m, &r->tmpl, a, data, len, mwp_tx_next_pkt(&c->tx));
 	} else {
 		struct mwp_hdrs h;
 
 		mwp_answer_hdrs(&h, a);
-		ret = mwp_build_deferred(m, &r->flow, &h, data, len, &c->txp[c->nb_tx]);
+		ret = mwp_build_deferred(m, &r->flow, &h, data, len, mwp_tx_next_pkt(&c->tx));
 	}
 
 	if (unlikely(ret < 0)) {
@@ -146,8 +131,7 @@ resp_emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
 		c->st->drop[MWP_DROP_NO_MBUF]++;
 		return;
 	}
-	c->icrc_todo[c->nb_tx] = ret == 1;
-	c->tx[c->nb_tx++] = m;
+	mwp_tx_queue(&c->tx, m, ret == 1);
 }
 
 /* An ACKNOWLEDGE (ACK or NAK by syn) or an ATOMIC ACKNOWLEDGE, now. */
@@ -155,7 +139,7 @@ static inline void
 resp_send_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
 		 uint32_t psn, uint32_t msn, uint64_t orig)
 {
-	struct rte_mbuf *m = resp_tx_slot(c);
+	struct rte_mbuf *m = mwp_tx_slot(&c->tx);
 	const struct mwp_answer a = {
 		.opcode = opcode, .syndrome = syn, .dqpn = qp->dest_qpn,
 		.psn = psn, .msn = msn, .orig = orig,

@@ -15,7 +15,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
 	struct mwp_resp *r = &qp->resp;
 
-	while (r->rd_count > 0 && c->nb_tx < c->tx_room && (!r->err || r->err_queued)) {
+	while (r->rd_count > 0 && mwp_tx_room(&c->tx) && (!r->err || r->err_queued)) {
 		struct mwp_rd *rd = &r->rd[r->rd_head];
 		uint32_t seg = RTE_MIN(rd->left, mtu);
 
@@ -77,7 +77,7 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				continue;
 			}
 		}
-		m = resp_tx_slot(c);
+		m = mwp_tx_slot(&c->tx);
 		if (m == NULL)
 			return;
 		resp_emit(c, m, r, &(const struct mwp_answer){
@@ -139,7 +139,7 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 
 		/* a QP destroyed since is no longer in the table: compare
 		 * pointers before touching it */
-		if (mwp_port_qp(port, qpn) == qp && c->nb_tx < c->tx_room) {
+		if (mwp_port_qp(port, qpn) == qp && mwp_tx_room(&c->tx)) {
 			mwp_resp_read_pump(c, qp);
 			if (mwp_resp_waiting(&qp->resp)) {
 				i++;
@@ -154,7 +154,7 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 	if (unlikely(q->rd_pending_overflow)) {
 		bool left = false;
 
-		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && c->nb_tx < c->tx_room; s++) {
+		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && mwp_tx_room(&c->tx); s++) {
 			struct mwp_qp *qp = port->qp[s].qp;
 
 			if (qp != NULL && (qp->owner == q || qp->owner == NULL) &&
@@ -163,6 +163,6 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 				left |= qp->resp.rd_count != 0;
 			}
 		}
-		q->rd_pending_overflow = left || c->nb_tx == c->tx_room;
+		q->rd_pending_overflow = left || !mwp_tx_room(&c->tx);
 	}
 }
