@@ -44,7 +44,7 @@ struct mwp_port_conf {
 };
 
 struct mwp_qp;
-struct mwp_queue;
+struct mwp_owner;
 
 /** Queues a port may have (rx/tx queue pairs polled by engines). */
 #define MWP_PORT_MAX_QUEUES 16
@@ -73,9 +73,10 @@ struct mwp_port {
 	/** Who is where on the link (ARP, ND); the control path learns into
 	 *  it, requesters resolve their peers' GIDs with it. */
 	struct mwp_neigh_table *neigh;
-	/** Its queues, by queue id (mwp_queue_create); their engines own
-	 *  the port's QPs, by QPN % conf.nb_queues. */
-	struct mwp_queue *queue[MWP_PORT_MAX_QUEUES];
+	/** Its queues as their QPs see them, by queue id (set by
+	 *  mwp_queue_create); their engines own the port's QPs, by QPN %
+	 *  conf.nb_queues. */
+	struct mwp_owner *owner[MWP_PORT_MAX_QUEUES];
 	/** QPs by QPN & (MWP_PORT_QP_SLOTS - 1); filled by the verbs layer. */
 	struct mwp_port_qp_slot qp[MWP_PORT_QP_SLOTS];
 };

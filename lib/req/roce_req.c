@@ -40,9 +40,10 @@
 #include <rte_cycles.h>
 #include <rte_memcpy.h>
 
-#include "mwp_access.h"
+#include "mwp_ctrl.h"
 #include "mwp_port.h"
 #include "mwp_priv.h"
+#include "mwp_wqe.h"
 #include "roce_build.h"
 #include "roce_req.h"
 
@@ -66,18 +67,6 @@ is_rc(const struct mwp_qp *qp)
 	return qp->transport == ROCE_TRANSPORT_RC;
 }
 
-static inline uint64_t
-now_of(const struct mwp_qp *qp)
-{
-	return qp->owner->eng->now;
-}
-
-static inline struct mwp_timer_wheel *
-wheel_of(const struct mwp_qp *qp)
-{
-	return &qp->owner->eng->tw;
-}
-
 uint64_t
 mwp_ack_timeout_ns(uint8_t timeout)
 {
@@ -97,104 +86,6 @@ mwp_rnr_timer_us(uint8_t code)
 	};
 
 	return us[code & 31];
-}
-
-static inline uint64_t
-ns_to_tsc(const struct mwp_qp *qp, uint64_t ns)
-{
-	return ns * qp->owner->eng->tsc_hz / 1000000000;
-}
-
-/* ---- local buffers ---- */
-
-/* Where byte off of the WQE's data is, for len bytes at most: the host
- * address and how many bytes follow there, or NULL if the SGE's region is
- * gone or does not cover it (*bad). */
-static const uint8_t *
-sge_span(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint32_t len,
-	 bool write, uint32_t *span)
-{
-	const uint32_t pd = qp->ibqp.pd->handle;
-
-	if (w->flags & MWP_WQE_F_INLINE) {
-		*span = (uint32_t)RTE_MIN((uint64_t)len, w->inline_len - off);
-		return w->inline_data + off;
-	}
-	for (uint32_t i = 0; i < w->num_sge; i++) {
-		const struct ibv_sge *s = &w->sge[i];
-		const struct mwp_binding *b;
-
-		if (off >= s->length) {
-			off -= s->length;
-			continue;
-		}
-		*span = (uint32_t)RTE_MIN((uint64_t)len, s->length - off);
-		b = mwp_keys_lookup(qp->dev->keys, s->lkey);
-		return mwp_local_addr(b, pd, s->addr + off, *span, write);
-	}
-	return NULL;
-}
-
-/* Copy len bytes between buf and the WQE's buffers from offset off: out of
- * them (into_wqe false: WRITE and SEND payload) or into them (READ data;
- * buf is then only read). */
-static inline bool
-sge_copy(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint8_t *buf,
-	 uint32_t len, bool into_wqe)
-{
-	while (len != 0) {
-		uint32_t n;
-		uint8_t *sge = (uint8_t *)(uintptr_t)sge_span(qp, w, off, len, into_wqe, &n);
-
-		if (sge == NULL || n == 0)
-			return false;
-		if (into_wqe)
-			rte_memcpy(sge, buf, n);
-		else
-			rte_memcpy(buf, sge, n);
-		buf += n;
-		off += n;
-		len -= n;
-	}
-	return true;
-}
-
-enum ibv_wc_status
-mwp_req_prepare(struct mwp_qp *qp, struct mwp_swqe *e)
-{
-	const struct mwp_wqe *w = &e->w;
-	const bool result = w->opcode == IBV_WR_RDMA_READ ||
-			    w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-			    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD;
-	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
-	uint64_t total = 0;
-
-	if (w->flags & MWP_WQE_F_INLINE) {
-		total = w->inline_len;
-	} else {
-		for (uint32_t i = 0; i < w->num_sge; i++) {
-			const struct ibv_sge *s = &w->sge[i];
-
-			if (s->length == 0)
-				continue;
-			if (mwp_local_addr(mwp_keys_lookup(qp->dev->keys, s->lkey),
-					   qp->ibqp.pd->handle, s->addr, s->length,
-					   result) == NULL)
-				return IBV_WC_LOC_PROT_ERR;
-			total += s->length;
-		}
-	}
-	/* C9-94: no message longer than 2^31 bytes */
-	if (total > MWP_DMA_LEN_MAX)
-		return IBV_WC_LOC_LEN_ERR;
-	e->total = (uint32_t)total;
-	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
-		e->npsn = 1;
-	else
-		e->npsn = total == 0 ? 1 : (uint32_t)((total + mtu - 1) / mtu);
-	e->started = 0;
-	return IBV_WC_SUCCESS;
 }
 
 /* ---- building requests ---- */
@@ -268,7 +159,7 @@ make_flow(struct mwp_qp *qp)
 /* Packet tx_psn of WQE e into m.  Returns the PSN after it, or -1 if a
  * local buffer is gone. */
 static int64_t
-build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
+build_request(struct mwp_qp *qp, struct mwp_swqe *e,
 	      struct rte_mbuf *m, struct mwp_pkt *p, int *icrc)
 {
 	const struct mwp_wqe *w = &e->w;
@@ -287,7 +178,6 @@ build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
 	uint32_t next = (psn + 1) & ROCE_PSN_MASK;
 	int ret;
 
-	RTE_SET_USED(c);
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ:
 		/* from the first response not received: the rest */
@@ -322,11 +212,11 @@ build_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct mwp_swqe *e,
 		h.se = last && (w->send_flags & IBV_SEND_SOLICITED);
 		if (len != 0) {
 			/* straight from one buffer, or gathered */
-			data = sge_span(qp, w, off, len, false, &span);
+			data = mwp_wqe_span(qp, w, off, len, false, &span);
 			if (data == NULL)
 				return -1;
 			if (span < len) {
-				if (!sge_copy(qp, w, off, buf, len, false))
+				if (!mwp_wqe_copy(qp, w, off, buf, len, false))
 					return -1;
 				data = buf;
 			}
@@ -376,19 +266,13 @@ pos_of(const struct mwp_qp *qp, uint32_t psn)
 }
 
 static void
-kick(struct mwp_qp *qp)
-{
-	mwp_engine_kick_tx(qp);
-}
-
-static void
 arm_ack_timer(struct mwp_qp *qp)
 {
 	const uint64_t ns = mwp_ack_timeout_ns(qp->timeout);
 
 	if (ns != 0)
-		mwp_timer_arm(wheel_of(qp), &qp->req.tmr,
-			      qp->req.ack_clock + ns_to_tsc(qp, ns));
+		mwp_timer_arm(mwp_sched_wheel(qp), &qp->req.tmr,
+			      qp->req.ack_clock + mwp_sched_ns(qp, ns));
 }
 
 /* Send again from psn (go-back-N). */
@@ -399,8 +283,8 @@ go_back(struct mwp_qp *qp, uint32_t psn)
 
 	r->tx_pos = pos_of(qp, psn);
 	r->tx_psn = psn;
-	r->ack_clock = now_of(qp);
-	kick(qp);
+	r->ack_clock = mwp_sched_now(qp);
+	mwp_sched_kick_tx(qp);
 }
 
 /* A WQE fails: the QP goes to ERR, its runner flushes the rest. */
@@ -412,7 +296,7 @@ fail(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status st)
 	if (e->rd_atomic && e->started)
 		qp->req.rd_out--;
 	mwp_cq_send_done(qp, e, st);
-	mwp_req_stop(qp);
+	mwp_qp_req_stop(qp);
 	mwp_cq_deliver_sq(qp);
 }
 
@@ -461,8 +345,8 @@ progress(struct mwp_qp *qp)
 	qp->req.retrying = 0;
 	qp->req.retry_left = qp->retry_cnt;
 	qp->req.rnr_left = qp->rnr_retry;
-	qp->req.ack_clock = now_of(qp);
-	kick(qp);	/* the window may have opened */
+	qp->req.ack_clock = mwp_sched_now(qp);
+	mwp_sched_kick_tx(qp);	/* the window may have opened */
 }
 
 /*
@@ -544,8 +428,8 @@ on_ack(struct mwp_qp *qp, uint32_t psn, uint8_t syn)
 		r->rnr_psn = psn;
 		r->tx_pos = pos_of(qp, psn);
 		r->tx_psn = psn;
-		mwp_timer_arm(wheel_of(qp), &r->tmr,
-			      now_of(qp) + ns_to_tsc(qp, mwp_rnr_timer_us(syn & 0x1f) * UINT64_C(1000)));
+		mwp_timer_arm(mwp_sched_wheel(qp), &r->tmr,
+			      mwp_sched_now(qp) + mwp_sched_ns(qp, mwp_rnr_timer_us(syn & 0x1f) * UINT64_C(1000)));
 		return MWP_DROP_NONE;
 	default:
 		break;
@@ -594,7 +478,7 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 	/* the original value, in host order, into the one 8-byte SGE */
 	memcpy(&orig, ack, sizeof(orig));
 	orig = ROCE_BE64(orig);
-	dst = (uint8_t *)(uintptr_t)sge_span(qp, &e->w, 0, 8, true, &span);
+	dst = (uint8_t *)(uintptr_t)mwp_wqe_span(qp, &e->w, 0, 8, true, &span);
 	if (dst == NULL || span != 8) {
 		fail(qp, e, IBV_WC_LOC_PROT_ERR);
 		return MWP_DROP_NONE;
@@ -662,7 +546,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 		return bad_response(qp, e);
 	if (want != 0) {
 		data = rte_pktmbuf_read(m, p->payload_off, want, tmp);
-		if (data == NULL || !sge_copy(qp, &e->w, off, (uint8_t *)(uintptr_t)data, want, true)) {
+		if (data == NULL || !mwp_wqe_copy(qp, &e->w, off, (uint8_t *)(uintptr_t)data, want, true)) {
 			fail(qp, e, IBV_WC_LOC_PROT_ERR);
 			return MWP_DROP_NONE;
 		}
@@ -679,12 +563,11 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 }
 
 enum mwp_drop
-mwp_req_rx(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+mwp_req_rx(struct mwp_qp *qp, const struct rte_mbuf *m,
 	   const struct mwp_pkt *p)
 {
 	struct mwp_req *r = &qp->req;
 
-	RTE_SET_USED(c);
 	if (unlikely(qp->owner == NULL))
 		return MWP_DROP_RESP_GHOST;
 	/* a PSN before the oldest unacknowledged one: a duplicate; at or
@@ -725,14 +608,14 @@ on_timer(struct mwp_timer *t, uint64_t now)
 		return;
 	}
 	if (!r->have_mac) {
-		kick(qp);	/* look for the peer's MAC again */
+		mwp_sched_kick_tx(qp);	/* look for the peer's MAC again */
 		return;
 	}
 	ns = mwp_ack_timeout_ns(qp->timeout);
 	if (r->una == r->psn || ns == 0 || !is_rc(qp))
 		return;
 	/* moved lazily: progress since it was armed */
-	if (now - r->ack_clock < ns_to_tsc(qp, ns)) {
+	if (now - r->ack_clock < mwp_sched_ns(qp, ns)) {
 		arm_ack_timer(qp);
 		return;
 	}
@@ -751,10 +634,10 @@ on_timer(struct mwp_timer *t, uint64_t now)
  * probes go out through c).  false: not yet -- the timer looks again --
  * or never: the table gave up, and the oldest WQE fails. */
 static bool
-peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+peer_mac(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 {
 	struct mwp_req *r = &qp->req;
-	const uint64_t now = now_of(qp);
+	const uint64_t now = mwp_sched_now(qp);
 	struct rte_ether_addr mac;
 	enum mwp_neigh_res res;
 	bool probe, unicast;
@@ -767,7 +650,7 @@ peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		}
 		return true;
 	}
-	if (r->have_mac && now - r->mac_tsc < ns_to_tsc(qp, MAC_RECHECK_US * UINT64_C(1000)))
+	if (r->have_mac && now - r->mac_tsc < mwp_sched_ns(qp, MAC_RECHECK_US * UINT64_C(1000)))
 		return true;
 	if (mwp_port_is_own_ip(qp->port, qp->peer_gid) &&
 	    !rte_is_zero_ether_addr(&qp->port->conf.mac)) {
@@ -786,13 +669,13 @@ peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	else
 		res = mwp_neigh_resolve(qp->port->neigh, qp->peer_gid, now, &mac, &probe,
 					&unicast);
-	if (res != MWP_NEIGH_UNREACH && probe && mwp_tx_room(&c->tx)) {
+	if (res != MWP_NEIGH_UNREACH && probe && mwp_tx_room(tx)) {
 		struct rte_mbuf *m;
 
-		c->q->ctrl.mp = qp->port->mp;
-		m = mwp_ctrl_probe(&c->q->ctrl, qp->peer_gid, unicast ? &mac : NULL);
+		ctrl->mp = qp->port->mp;
+		m = mwp_ctrl_probe(ctrl, qp->peer_gid, unicast ? &mac : NULL);
 		if (m != NULL)
-			mwp_tx_queue(&c->tx, m, false);
+			mwp_tx_queue(tx, m, false);
 	}
 	switch (res) {
 	case MWP_NEIGH_OK:
@@ -809,8 +692,8 @@ peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			return true;
 		r->st.unresolved++;
 		if (!mwp_timer_armed(&r->tmr))
-			mwp_timer_arm(wheel_of(qp), &r->tmr,
-				      now + ns_to_tsc(qp, MAC_RETRY_US * UINT64_C(1000)));
+			mwp_timer_arm(mwp_sched_wheel(qp), &r->tmr,
+				      now + mwp_sched_ns(qp, MAC_RETRY_US * UINT64_C(1000)));
 		return false;
 	default:
 		/* nobody answers for that address */
@@ -823,7 +706,7 @@ peer_mac(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 
 /* Send what this QP has to send while c has room.  true: more left. */
 static bool
-req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 {
 	struct mwp_req *r = &qp->req;
 	const bool rc = is_rc(qp);
@@ -834,7 +717,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 	/* delivered entries leave the window: never point before it */
 	if ((int32_t)(r->tx_pos - qp->sq_head) < 0)
 		r->tx_pos = qp->sq_head;
-	while (mwp_tx_room(&c->tx)) {
+	while (mwp_tx_room(tx)) {
 		struct mwp_swqe *e;
 		struct rte_mbuf *m;
 		struct mwp_pkt *p;
@@ -856,7 +739,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			r->tx_psn = psn_diff(r->una, e->first_psn) > 0 &&
 				    psn_diff(r->una, e->last_psn) <= 0 ? r->una : e->first_psn;
 		}
-		if (!peer_mac(c, qp))
+		if (!peer_mac(tx, ctrl, qp))
 			return false;
 		if (!e->started) {
 			/* the window, and IBA 9.5's limit on outstanding
@@ -875,20 +758,20 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			if (e->rd_atomic)
 				r->rd_out++;
 		}
-		m = mwp_tx_slot(&c->tx);
+		m = mwp_tx_slot(tx);
 		if (m == NULL) {
 			r->st.no_mbuf++;
 			return true;
 		}
-		p = mwp_tx_next_pkt(&c->tx);
-		next = build_request(c, qp, e, m, p, &icrc);
+		p = mwp_tx_next_pkt(tx);
+		next = build_request(qp, e, m, p, &icrc);
 		if (next < 0) {
 			rte_pktmbuf_free(m);
 			fail(qp, e, IBV_WC_LOC_PROT_ERR);
 			return false;
 		}
 		again = psn_diff(r->tx_psn, r->sent_psn) < 0;
-		mwp_tx_queue(&c->tx, m, icrc == 1);
+		mwp_tx_queue(tx, m, icrc == 1);
 		if (again) {
 			r->st.retrans++;
 		} else {
@@ -897,7 +780,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		}
 		/* the ACK timer runs while anything is unacknowledged */
 		if (rc && !mwp_timer_armed(&r->tmr)) {
-			r->ack_clock = now_of(qp);
+			r->ack_clock = mwp_sched_now(qp);
 			arm_ack_timer(qp);
 		}
 		r->tx_psn = (uint32_t)next;
@@ -907,7 +790,7 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				/* binds and invalidations behind it may run */
 				e->sent = 1;
 				if (--r->nb_unsent == 0 && rte_ring_count(qp->sq) != 0)
-					mwp_engine_kick_sq(qp);
+					mwp_sched_kick_sq(qp);
 			}
 			if (!rc) {
 				/* UC: complete once sent */
@@ -920,66 +803,19 @@ req_send(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 }
 
 void
-mwp_req_send_all(struct mwp_resp_ctx *c)
+mwp_req_send_all(struct mwp_owner *o, struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl)
 {
-	struct mwp_queue *q = c->q;
 	struct mwp_qp *qp, *nx;
 
-	for (qp = TAILQ_FIRST(&q->tx_list); qp != NULL && mwp_tx_room(&c->tx); qp = nx) {
+	for (qp = TAILQ_FIRST(&o->tx_list); qp != NULL && mwp_tx_room(tx); qp = nx) {
 		nx = TAILQ_NEXT(qp, tx_link);
-		if (!req_send(c, qp)) {
-			TAILQ_REMOVE(&q->tx_list, qp, tx_link);
-			qp->on_tx_list = 0;
-		}
+		if (!req_send(tx, ctrl, qp))
+			mwp_sched_untx(qp);
 	}
 }
 
-/* ---- life cycle ---- */
-
 void
-mwp_req_init(struct mwp_qp *qp)
+mwp_req_attach(struct mwp_qp *qp)
 {
-	memset(&qp->req, 0, sizeof(qp->req));
 	mwp_timer_init(&qp->req.tmr, on_timer);
-}
-
-void
-mwp_req_start(struct mwp_qp *qp)
-{
-	struct mwp_req *r = &qp->req;
-
-	r->psn = r->una = r->tx_psn = r->sent_psn = qp->sq_psn;
-	r->tx_pos = qp->sq_tail;
-	r->rd_out = 0;
-	r->retry_left = qp->retry_cnt;
-	r->rnr_left = qp->rnr_retry;
-	r->rnr_wait = 0;
-	r->retrying = 0;
-	r->have_mac = 0;
-}
-
-void
-mwp_req_stop(struct mwp_qp *qp)
-{
-	struct mwp_req *r = &qp->req;
-
-	r->rnr_wait = 0;
-	r->rd_out = 0;
-	r->nb_unsent = 0;
-	if (qp->owner == NULL)
-		return;
-	mwp_timer_cancel(wheel_of(qp), &r->tmr);
-	if (qp->on_tx_list) {
-		TAILQ_REMOVE(&qp->owner->tx_list, qp, tx_link);
-		qp->on_tx_list = 0;
-	}
-}
-
-void
-mwp_req_reset(struct mwp_qp *qp)
-{
-	struct mwp_req_stats st = qp->req.st;
-
-	mwp_req_init(qp);
-	qp->req.st = st;	/* counters live on */
 }

@@ -11,28 +11,20 @@
 
 #include <stdint.h>
 
+#include "mwp_ctrl.h"
 #include "mwp_drop.h"
 #include "mwp_priv.h"
-#include "roce_resp_ctx.h"
+#include "roce_tx.h"
 
 /** Unacknowledged PSNs an RC requester may have out at once. */
 #define MWP_REQ_WINDOW 512
 
 /**
- * A data WQE is about to join the send queue's window: check its local
- * buffers (each SGE a region of the QP's PD, inside it, with local write
- * for READ and ATOMIC results) and length, and count its PSNs.
- *
- * @return
- *   IBV_WC_SUCCESS, IBV_WC_LOC_PROT_ERR or IBV_WC_LOC_LEN_ERR.
+ * Send what the QPs on the owner's list of senders have to send (new
+ * requests, retransmissions; address probes through ctrl, the queue's
+ * control path) while tx has room.
  */
-enum ibv_wc_status mwp_req_prepare(struct mwp_qp *qp, struct mwp_swqe *e);
-
-/**
- * Send what the QPs on the queue's list have to send (new requests,
- * retransmissions, address probes) while c has room.
- */
-void mwp_req_send_all(struct mwp_resp_ctx *c);
+void mwp_req_send_all(struct mwp_owner *o, struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl);
 
 /**
  * A response to this QP's requests arrived (ACKNOWLEDGE, ATOMIC
@@ -42,21 +34,12 @@ void mwp_req_send_all(struct mwp_resp_ctx *c);
  * @return
  *   MWP_DROP_NONE if the response was acted on, else why it was not.
  */
-enum mwp_drop mwp_req_rx(struct mwp_resp_ctx *c, struct mwp_qp *qp,
+enum mwp_drop mwp_req_rx(struct mwp_qp *qp,
 			 const struct rte_mbuf *m, const struct mwp_pkt *p);
 
-/** RTR -> RTS: the first PSN, the retry counts (control thread, before
- * anything is posted). */
-void mwp_req_start(struct mwp_qp *qp);
-
-/** The QP is in ERR: its timer stops, it leaves its queue's list. */
-void mwp_req_stop(struct mwp_qp *qp);
-
-/** RESET: forget everything (its timer is cancelled already). */
-void mwp_req_reset(struct mwp_qp *qp);
-
-/** Set up a new QP's requester (its timer). */
-void mwp_req_init(struct mwp_qp *qp);
+/** The QP has an owner now (mwp_sched.h), whose engine runs its
+ * requester: its timer's callback is the requester's. */
+void mwp_req_attach(struct mwp_qp *qp);
 
 /**
  * The RNR NAK timer of an AETH timer code (IBA table 45), in

@@ -125,7 +125,7 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 		/* against its source: the guessing defence */
 		if (m != NULL)
 			mwp_guard_refused(&c->q->guard, mwp_pkt_src_ip(m, p, ip),
-					  c->q->eng->now);
+					  c->q->eng->s.now);
 	}
 	if (qp->ibqp.qp_type != IBV_QPT_RC) {
 		qp->resp.in_msg = 0;

@@ -6,6 +6,7 @@
 #include <rte_ip.h>
 #include <rte_prefetch.h>
 
+#include "mwp_engine_priv.h"
 #include "mwp_mbuf.h"
 #include "mwp_priv.h"
 #include "roce_icrc_burst.h"
@@ -49,7 +50,7 @@ check_dest(const struct mwp_port *port, const uint8_t *d, uint32_t l3_off, bool 
 static __rte_always_inline bool
 continued_rkey(const struct mwp_queue *self, const struct mwp_qp *qp, struct mwp_resp_req *q)
 {
-	if ((qp->owner != self && qp->owner != NULL) || qp->resp.in_msg != ROCE_M_WRITE)
+	if ((qp->owner != &self->own && qp->owner != NULL) || qp->resp.in_msg != ROCE_M_WRITE)
 		return false;
 	q->rkey = qp->resp.w_rkey;
 	q->va = qp->resp.w_va;

@@ -368,7 +368,7 @@ resp_verdict(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		drop(c, v.code);
 		break;
 	case MWP_V_RESPONSE:
-		e = mwp_req_rx(c, qp, m, p);
+		e = mwp_req_rx(qp, m, p);
 		r->st.acks_rx++;
 		if (e != MWP_DROP_NONE)
 			drop(c, e);
@@ -479,7 +479,7 @@ ctrl_frame(struct mwp_resp_ctx *c, const struct rte_mbuf *m)
 	struct rte_mbuf *r;
 
 	cx->mp = c->port->mp;
-	if (!mwp_ctrl_input(cx, m, c->q->eng->now, &r))
+	if (!mwp_ctrl_input(cx, m, c->q->eng->s.now, &r))
 		return false;
 	c->st->ctrl++;
 	if (r != NULL)
@@ -497,9 +497,9 @@ unknown_qp(struct mwp_resp_ctx *c, const struct rte_mbuf *m, const struct mwp_pk
 	uint8_t ip[16];
 
 	mwp_pkt_src_ip(m, p, ip);
-	if (g->nb_blocked != 0 && mwp_guard_blocked(g, ip, c->q->eng->now))
+	if (g->nb_blocked != 0 && mwp_guard_blocked(g, ip, c->q->eng->s.now))
 		return MWP_DROP_GUESSING;
-	mwp_guard_refused(g, ip, c->q->eng->now);
+	mwp_guard_refused(g, ip, c->q->eng->s.now);
 	return MWP_DROP_UNKNOWN_QP;
 }
 
@@ -530,9 +530,11 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			continue;
 		}
 		/* a QP another queue's engine owns is run there alone */
-		if (unlikely(rq[i].qp->owner != c->q && rq[i].qp->owner != NULL)) {
-			MWP_TSAN_RELEASE(rq[i].qp->owner->handoff);
-			if (rte_ring_mp_enqueue(rq[i].qp->owner->handoff, pkts[i]) == 0) {
+		if (unlikely(rq[i].qp->owner != &c->q->own && rq[i].qp->owner != NULL)) {
+			struct mwp_queue *to = mwp_queue_of(rq[i].qp->owner);
+
+			MWP_TSAN_RELEASE(to->handoff);
+			if (rte_ring_mp_enqueue(to->handoff, pkts[i]) == 0) {
 				c->taken |= UINT64_C(1) << i;
 				c->q->handoff_out++;
 			} else {
@@ -546,7 +548,7 @@ mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			uint8_t ip[16];
 
 			if (mwp_guard_blocked(&c->q->guard, mwp_pkt_src_ip(pkts[i], &p[i], ip),
-					      c->q->eng->now)) {
+					      c->q->eng->s.now)) {
 				st->drop[MWP_DROP_GUESSING]++;
 				continue;
 			}

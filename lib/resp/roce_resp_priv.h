@@ -20,6 +20,7 @@
  *                      allows, behind them the answers owed after them
  */
 
+#include "mwp_engine_priv.h"
 #include "mwp_priv.h"
 #include "roce_resp_ctx.h"
 

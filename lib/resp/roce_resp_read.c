@@ -157,7 +157,7 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && mwp_tx_room(&c->tx); s++) {
 			struct mwp_qp *qp = port->qp[s].qp;
 
-			if (qp != NULL && (qp->owner == q || qp->owner == NULL) &&
+			if (qp != NULL && (qp->owner == &q->own || qp->owner == NULL) &&
 			    mwp_resp_waiting(&qp->resp)) {
 				mwp_resp_read_pump(c, qp);
 				left |= qp->resp.rd_count != 0;

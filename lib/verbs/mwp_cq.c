@@ -18,9 +18,8 @@
 #include <rte_ring_peek.h>
 
 #include "mwp_cq.h"
-#include "mwp_engine.h"
-#include "mwp_engine_priv.h"
 #include "mwp_errno.h"
+#include "mwp_sched.h"
 #include "mwp_tsan.h"
 #include "mwp_verbs.h"
 
@@ -168,7 +167,7 @@ mwp_cq_deliver_sq(struct mwp_qp *qp)
 		if (e->state == MWP_SWQE_GRACE &&
 		    rte_rcu_qsbr_check(qp->dev->rcu, e->token, false) != 1) {
 			/* look again on the engine's next pass */
-			mwp_engine_kick_sq(qp);
+			mwp_sched_kick_sq(qp);
 			break;
 		}
 		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
@@ -185,7 +184,7 @@ mwp_cq_deliver_sq(struct mwp_qp *qp)
 	/* the head of the ring may have waited for these (LOCAL_INV's
 	 * implicit fence, a DET bind's) */
 	if (n != 0 && rte_ring_count(qp->sq) != 0)
-		mwp_engine_kick_sq(qp);
+		mwp_sched_kick_sq(qp);
 	return n;
 }
 
@@ -208,7 +207,7 @@ mwp_cq_send_done(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status statu
 		mwp_qp_to_err(qp);
 	/* a WQE may have waited for this one (a fence, LOCAL_INV) */
 	if (rte_ring_count(qp->sq) != 0 || status != IBV_WC_SUCCESS)
-		mwp_engine_kick_sq(qp);
+		mwp_sched_kick_sq(qp);
 }
 
 /* ---- receive completions ---- */

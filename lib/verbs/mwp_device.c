@@ -154,7 +154,7 @@ mwp_poll(struct ibv_context *ctx)
 	pthread_mutex_lock(&d->lock);
 	TAILQ_FOREACH(qp, &d->qps, next) {
 		/* a running engine runs its own QPs */
-		if (qp->owner != NULL && qp->owner->eng->active)
+		if (mwp_sched_running(qp))
 			continue;
 		work += mwp_sq_run(qp, UINT32_MAX);
 	}

@@ -6,7 +6,7 @@
  * Every private object header of libmwpath, for the files that work with
  * several: the verbs objects, each in its own header, built on each other
  * without a cycle (device <- region <- window; device <- CQ <- QP <-
- * engine), and the query API they answer.  Private: not installed.
+ * its scheduling), and the query API they answer.  Private: not installed.
  */
 
 #include "mwp_verbs.h"
@@ -16,6 +16,6 @@
 #include "mwp_mw.h"
 #include "mwp_cq.h"
 #include "mwp_qp.h"
-#include "mwp_engine_priv.h"
+#include "mwp_sched.h"
 
 #endif /* MWP_PRIV_H */

@@ -12,11 +12,12 @@
 #include <rte_ring_elem.h>
 
 #include "mwp_errno.h"
+#include "mwp_mw.h"
 #include "mwp_port.h"
 #include "mwp_qp.h"
+#include "mwp_sched.h"
 #include "mwp_tsan.h"
 #include "mwp_verbs.h"
-#include "roce_req.h"
 
 static unsigned int next_ring_id;
 
@@ -79,6 +80,34 @@ resp_reset(struct mwp_qp *qp)
 	qp->resp.own_qpn = qp->ibqp.qp_num;
 }
 
+void
+mwp_qp_req_clear(struct mwp_qp *qp)
+{
+	const struct mwp_req_stats st = qp->req.st;
+	const mwp_timer_fn fn = qp->req.tmr.fn;
+
+	memset(&qp->req, 0, sizeof(qp->req));
+	mwp_timer_init(&qp->req.tmr, fn);
+	qp->req.st = st;	/* counters live on */
+}
+
+/* RTR -> RTS: the requester's first PSN and its retry counts (before
+ * anything can be posted). */
+static void
+req_start(struct mwp_qp *qp)
+{
+	struct mwp_req *r = &qp->req;
+
+	r->psn = r->una = r->tx_psn = r->sent_psn = qp->sq_psn;
+	r->tx_pos = qp->sq_tail;
+	r->rd_out = 0;
+	r->retry_left = qp->retry_cnt;
+	r->rnr_left = qp->rnr_retry;
+	r->rnr_wait = 0;
+	r->retrying = 0;
+	r->have_mac = 0;
+}
+
 /* qpn 0: the next free number from MWP_FIRST_QPN. */
 static struct ibv_qp *
 create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
@@ -116,7 +145,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 		free_qp(qp);
 		return mwp_null_errno(ENOMEM);
 	}
-	mwp_req_init(qp);
+	mwp_qp_req_clear(qp);
 	qp->scq = to_mcq(a->send_cq);
 	qp->rcq = to_mcq(a->recv_cq);
 	qp->path_mtu = IBV_MTU_1024;
@@ -160,6 +189,22 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	return &qp->ibqp;
 }
 
+void
+mwp_sched_adopt(struct mwp_qp *qp)
+{
+	const struct mwp_port *port = qp->port;
+	const uint16_t n = RTE_MIN(port->conf.nb_queues, MWP_PORT_MAX_QUEUES);
+	/* the QPs of a port are spread over the queues it is to have, by
+	 * QPN (a peer's QPs to one port usually have consecutive numbers...
+	 * ours do: round robin) */
+	struct mwp_owner *o = port->owner[n > 1 ? qp->ibqp.qp_num % n : 0];
+
+	if (qp->owner != NULL || o == NULL)
+		return;
+	qp->owner = o;
+	mwp_sched_qp_op(qp, MWP_SCHED_ATTACH);
+}
+
 int
 mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
 {
@@ -175,8 +220,8 @@ mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
 		ret = EINVAL;
 	} else if (s->qp != NULL && s->qp != qp) {
 		ret = EEXIST;
-	} else if (port->queue[0] != NULL && port->queue[0]->eng->dev != NULL &&
-		   port->queue[0]->eng->dev != d) {
+	} else if (port->owner[0] != NULL && port->owner[0]->sched->dev != NULL &&
+		   port->owner[0]->sched->dev != d) {
 		ret = EINVAL;
 	} else {
 		port->ctx = ibqp->context;
@@ -185,7 +230,7 @@ mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
 		s->qpn = ibqp->qp_num;
 		s->qp = qp;
 		/* the engine of its queue runs it from now on */
-		mwp_engine_adopt(qp);
+		mwp_sched_adopt(qp);
 	}
 	pthread_mutex_unlock(&d->lock);
 	return ret;
@@ -209,7 +254,7 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 	}
 	/* its engine lets go of it (timers, lists, doorbells) */
 	if (qp->owner != NULL)
-		mwp_engine_qp_op(qp, MWP_ENGINE_DETACH);
+		mwp_sched_qp_op(qp, MWP_SCHED_DETACH);
 	TAILQ_REMOVE(&d->qps, qp, next);
 	qp->scq->obj.users--;
 	qp->rcq->obj.users--;
@@ -412,18 +457,17 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	if (to == IBV_QPS_RESET) {
 		/* its engine drops the QP's timers and lists first */
 		if (qp->owner != NULL)
-			mwp_engine_qp_op(qp, MWP_ENGINE_RESET);
-		else
-			mwp_req_reset(qp);
+			mwp_sched_qp_op(qp, MWP_SCHED_RESET);
+		mwp_qp_req_clear(qp);
 		mwp_sq_reset(qp);	/* drops work without completions */
 		resp_reset(qp);
 	}
 	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
-		mwp_req_start(qp);	/* nothing can be posted before this */
+		req_start(qp);	/* nothing can be posted before this */
 	__atomic_store_n(&ibqp->state, to, __ATOMIC_RELEASE);
 	/* ERR: its runner flushes what is posted and outstanding */
 	if (to == IBV_QPS_ERR)
-		mwp_engine_doorbell(qp);
+		mwp_sched_doorbell(qp);
 	pthread_mutex_unlock(&qp->dev->lock);
 	return 0;
 }
@@ -433,7 +477,7 @@ mwp_qp_to_err(struct mwp_qp *qp)
 {
 	__atomic_store_n(&qp->ibqp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
 	/* its runner flushes it: on its engine, on the next pass */
-	mwp_engine_kick_sq(qp);
+	mwp_sched_kick_sq(qp);
 }
 
 /* Which opcodes each transport may post (IBA 10.8.2; rxe's table). */
@@ -615,7 +659,7 @@ mwp_qp_set_peer_mac(struct ibv_qp *ibqp, const struct rte_ether_addr *mac)
 	__atomic_store_n(&qp->has_peer_mac, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&qp->dev->lock);
 	/* its engine looks at it again */
-	mwp_engine_doorbell(qp);
+	mwp_sched_doorbell(qp);
 	return 0;
 }
 

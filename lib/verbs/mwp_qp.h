@@ -206,7 +206,7 @@ struct mwp_req {
 	struct mwp_req_stats st;
 };
 
-struct mwp_queue;
+struct mwp_owner;
 
 struct mwp_qp {
 	struct ibv_qp ibqp;
@@ -239,8 +239,8 @@ struct mwp_qp {
 	uint8_t transport;		/* enum roce_transport of qp_type */
 	struct rte_ether_addr peer_mac;	/* configured: no address resolution */
 	bool has_peer_mac;
-	/* the engine that runs it (mwp_engine.c), and its place there */
-	struct mwp_queue *owner;	/* NULL: mwp_poll runs its send queue */
+	/* who runs it (mwp_sched.h), and its place there */
+	struct mwp_owner *owner;	/* NULL: mwp_poll runs its send queue */
 	TAILQ_ENTRY(mwp_qp) eng_link;	/* in its engine's QPs */
 	TAILQ_ENTRY(mwp_qp) sq_link;	/* in the engine's send-queue list */
 	TAILQ_ENTRY(mwp_qp) tx_link;	/* in its queue's list of senders */
@@ -290,5 +290,14 @@ mwp_swqe_at(const struct mwp_qp *qp, uint32_t pos)
 
 /* Move a QP to ERR (its runner flushes it). */
 void mwp_qp_to_err(struct mwp_qp *qp);
+
+/* The requester's state as a new QP has it, and as RESET leaves it:
+ * nothing sent or owed (its counters and its timer's callback kept; the
+ * timer is not armed). */
+void mwp_qp_req_clear(struct mwp_qp *qp);
+
+/* The QP is in ERR: its requester stops -- its timer, its place among
+ * its owner's senders (mwp_sq.c). */
+void mwp_qp_req_stop(struct mwp_qp *qp);
 
 #endif /* MWP_QP_H */

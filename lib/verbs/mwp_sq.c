@@ -2,7 +2,7 @@
 /*
  * The send queue of a QP: WQEs execute in posting order -- BIND_MW and
  * LOCAL_INV by the window's rules (mwp_mw.c), data WQEs by handing them
- * to the requester (roce_req.c) -- and then wait in the QP's window until
+ * to the requester (req/), which the QP's engine runs -- and then wait in the QP's window until
  * they are complete: an invalidation until an RCU grace period has passed, so
  * that a completion the consumer sees means no reader can still use the
  * old key (C10-68); a data WQE until the peer acknowledged it (RC) or it
@@ -11,18 +11,18 @@
  * WR_FLUSH_ERR.
  *
  * Runs on the thread that runs the QP: its engine's, or mwp_poll's under
- * the device lock (mwp_priv.h).
+ * the device lock (mwp_sched.h).
  */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_ring_elem.h>
 
-#include "mwp_qp.h"
 #include "mwp_mw.h"
+#include "mwp_qp.h"
+#include "mwp_sched.h"
 #include "mwp_tsan.h"
-#include "mwp_engine.h"
-#include "roce_req.h"
+#include "mwp_wqe.h"
 
 static enum ibv_wc_opcode
 wc_opcode(uint32_t op)
@@ -71,7 +71,7 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
-	mwp_engine_doorbell(qp);
+	mwp_sched_doorbell(qp);
 	return 0;
 }
 
@@ -160,7 +160,7 @@ execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 		if (qp->port == NULL)
 			return false;
 		e = swq_push(qp, w, IBV_WC_SUCCESS);
-		st = mwp_req_prepare(qp, e);
+		st = mwp_wqe_prepare(qp, e);
 		if (st != IBV_WC_SUCCESS) {
 			e->wc.status = st;
 			*failed = true;
@@ -173,7 +173,7 @@ execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 			e->rd_atomic = 1;
 			qp->rd_atomic_out++;
 		}
-		mwp_engine_kick_tx(qp);
+		mwp_sched_kick_tx(qp);
 		return true;
 	}
 	e = swq_push(qp, w, st);
@@ -189,6 +189,20 @@ execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 	return true;
 }
 
+void
+mwp_qp_req_stop(struct mwp_qp *qp)
+{
+	struct mwp_req *r = &qp->req;
+
+	r->rnr_wait = 0;
+	r->rd_out = 0;
+	r->nb_unsent = 0;
+	if (qp->owner == NULL)
+		return;
+	mwp_timer_cancel(mwp_sched_wheel(qp), &r->tmr);
+	mwp_sched_untx(qp);
+}
+
 /* In ERR: the requester's WQEs and every WQE still in the ring complete
  * with WR_FLUSH_ERR (always reported), and so does every posted receive. */
 static int
@@ -199,7 +213,7 @@ flush(struct mwp_qp *qp)
 	int n = 0;
 
 	/* requests on the wire will never be answered now */
-	mwp_req_stop(qp);
+	mwp_qp_req_stop(qp);
 	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++) {
 		struct mwp_swqe *e = mwp_swqe_at(qp, pos);
 

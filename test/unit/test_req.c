@@ -892,7 +892,7 @@ Test(req, a_qp_destroyed_with_work_on_the_wire_leaves_no_timer_behind)
 	pump(3);
 	cr_expect(mwp_timer_armed(&to_mqp(q)->req.tmr));
 	cr_assert_eq(mwp_destroy_qp(q), 0);
-	cr_expect_eq(wire.eng->tw.nb_armed, 0);
+	cr_expect_eq(wire.eng->s.tw.nb_armed, 0);
 	wire_advance_us(10000);	/* no timer fires into freed memory */
 }
 
@@ -906,7 +906,7 @@ Test(req, reset_and_back_to_rts_starts_over_from_the_new_sq_psn)
 	post(q, IBV_WR_SEND, 1, 0, 8);
 	pump(3);
 	cr_assert_eq(mwp_modify_qp(q, &a, IBV_QP_STATE), 0);
-	cr_expect_eq(wire.eng->tw.nb_armed, 0);
+	cr_expect_eq(wire.eng->s.tw.nb_armed, 0);
 	mwp_engine_stop(wire.eng);
 	qp_to_rts(q);	/* sq_psn 0 again */
 	mwp_engine_start(wire.eng);

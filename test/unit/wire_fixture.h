@@ -16,6 +16,7 @@
 #include <rte_cycles.h>
 
 #include "verbs_fixture.h"
+#include "mwp_engine_priv.h"
 #include "roce_req.h"
 
 #define WIRE_MAX_FRAMES 8192

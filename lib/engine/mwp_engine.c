@@ -17,6 +17,7 @@
 #include <rte_pause.h>
 #include <rte_ring.h>
 
+#include "mwp_engine_priv.h"
 #include "mwp_errno.h"
 #include "mwp_log.h"
 #include "mwp_mbuf.h"
@@ -34,9 +35,15 @@
 
 /* A control request; lives on the requesting thread's stack until done. */
 struct mwp_engine_cmd {
-	enum mwp_engine_op op;
+	enum mwp_sched_op op;
 	struct mwp_qp *qp;
 	uint32_t done;
+};
+
+static void engine_qp_op(struct mwp_sched *s, struct mwp_qp *qp, enum mwp_sched_op op);
+
+static const struct mwp_sched_ops engine_ops = {
+	.qp_op = engine_qp_op,
 };
 
 int
@@ -46,7 +53,7 @@ mwp_engine_free(struct mwp_engine *e)
 		return 0;
 	if (!TAILQ_EMPTY(&e->qps) || e->nb_queues != 0)
 		return EBUSY;
-	rte_ring_free(e->db);
+	rte_ring_free(e->s.db);
 	rte_ring_free(e->cmd);
 	rte_free(e);
 	return 0;
@@ -63,18 +70,19 @@ mwp_engine_create(unsigned int id, int socket)
 	e = rte_zmalloc_socket("mwp_engine", sizeof(*e), RTE_CACHE_LINE_SIZE, socket);
 	if (e == NULL)
 		return mwp_null_rte_errno(ENOMEM);
-	e->id = id;
-	e->tsc_hz = rte_get_tsc_hz();
-	e->now = rte_rdtsc();
+	e->s.ops = &engine_ops;
+	e->s.id = id;
+	e->s.tsc_hz = rte_get_tsc_hz();
+	e->s.now = rte_rdtsc();
 	TAILQ_INIT(&e->qps);
-	TAILQ_INIT(&e->sq_list);
-	mwp_timer_wheel_init(&e->tw, e->tsc_hz, e->now);
+	TAILQ_INIT(&e->s.sq_list);
+	mwp_timer_wheel_init(&e->s.tw, e->s.tsc_hz, e->s.now);
 	/* each QP is in the doorbell ring at most once (db_rung) */
 	snprintf(name, sizeof(name), "mwp_db%u", n);
-	e->db = rte_ring_create(name, ENGINE_MAX_QPS, socket, RING_F_SC_DEQ);
+	e->s.db = rte_ring_create(name, ENGINE_MAX_QPS, socket, RING_F_SC_DEQ);
 	snprintf(name, sizeof(name), "mwp_cmd%u", n);
 	e->cmd = rte_ring_create(name, ENGINE_CMD_RING, socket, RING_F_SC_DEQ);
-	if (e->db == NULL || e->cmd == NULL) {
+	if (e->s.db == NULL || e->cmd == NULL) {
 		mwp_engine_free(e);
 		return mwp_null_rte_errno(ENOMEM);
 	}
@@ -85,69 +93,40 @@ void
 mwp_engine_stats_get(const struct mwp_engine *e, struct mwp_engine_stats *st)
 {
 	*st = e->st;
-	st->timers = e->tw.fired;
+	st->timers = e->s.tw.fired;
 }
 
 unsigned int
 mwp_engine_id(const struct mwp_engine *e)
 {
-	return e->id;
+	return e->s.id;
 }
 
 int
 mwp_qp_owner(const struct ibv_qp *ibqp, unsigned int *engine_id, uint16_t *queue_id)
 {
-	const struct mwp_queue *q = __atomic_load_n(&to_mqp(ibqp)->owner, __ATOMIC_ACQUIRE);
+	const struct mwp_owner *o = __atomic_load_n(&to_mqp(ibqp)->owner, __ATOMIC_ACQUIRE);
 
-	if (q == NULL)
+	if (o == NULL)
 		return ENOENT;
-	*engine_id = q->eng->id;
-	*queue_id = q->queue_id;
+	*engine_id = o->sched->id;
+	*queue_id = o->queue_id;
 	return 0;
-}
-
-/* ---- the lists: the engine's thread (or mwp_poll's, engine stopped) ---- */
-
-void
-mwp_engine_kick_sq(struct mwp_qp *qp)
-{
-	struct mwp_engine *e;
-
-	if (qp->owner == NULL || qp->on_sq_list)
-		return;
-	e = qp->owner->eng;
-	TAILQ_INSERT_TAIL(&e->sq_list, qp, sq_link);
-	qp->on_sq_list = 1;
-	e->nb_sq++;
-}
-
-void
-mwp_engine_kick_tx(struct mwp_qp *qp)
-{
-	struct mwp_queue *q = qp->owner;
-
-	if (q == NULL || qp->on_tx_list)
-		return;
-	TAILQ_INSERT_TAIL(&q->tx_list, qp, tx_link);
-	qp->on_tx_list = 1;
 }
 
 /* Take a QP off every list of its engine and queue. */
 static void
 unlist(struct mwp_engine *e, struct mwp_qp *qp)
 {
-	struct mwp_queue *q = qp->owner;
+	struct mwp_queue *q = mwp_queue_of(qp->owner);
 
 	if (qp->on_sq_list) {
-		TAILQ_REMOVE(&e->sq_list, qp, sq_link);
+		TAILQ_REMOVE(&e->s.sq_list, qp, sq_link);
 		qp->on_sq_list = 0;
-		e->nb_sq--;
+		e->s.nb_sq--;
 	}
-	if (qp->on_tx_list) {
-		TAILQ_REMOVE(&q->tx_list, qp, tx_link);
-		qp->on_tx_list = 0;
-	}
-	mwp_timer_cancel(&e->tw, &qp->req.tmr);
+	mwp_sched_untx(qp);
+	mwp_timer_cancel(&e->s.tw, &qp->req.tmr);
 	/* READ responses it still owed: not any more */
 	for (uint16_t i = 0; i < q->nb_rd_pending;)
 		if (q->rd_pending[i].qp == qp)
@@ -161,7 +140,7 @@ unlist(struct mwp_engine *e, struct mwp_qp *qp)
 static void
 purge_doorbell(struct mwp_engine *e, struct mwp_qp *qp)
 {
-	unsigned int n = rte_ring_count(e->db);
+	unsigned int n = rte_ring_count(e->s.db);
 
 	if (!__atomic_load_n(&qp->db_rung, __ATOMIC_ACQUIRE))
 		return;
@@ -169,37 +148,38 @@ purge_doorbell(struct mwp_engine *e, struct mwp_qp *qp)
 	for (unsigned int i = 0; i < n; i++) {
 		void *o;
 
-		if (rte_ring_sc_dequeue(e->db, &o) != 0)
+		if (rte_ring_sc_dequeue(e->s.db, &o) != 0)
 			break;
 		if (o != qp)
-			rte_ring_mp_enqueue(e->db, o);
+			rte_ring_mp_enqueue(e->s.db, o);
 	}
 	__atomic_store_n(&qp->db_rung, 0, __ATOMIC_RELEASE);
 }
 
 static void
-do_op(struct mwp_engine *e, struct mwp_qp *qp, enum mwp_engine_op op)
+do_op(struct mwp_engine *e, struct mwp_qp *qp, enum mwp_sched_op op)
 {
 	switch (op) {
-	case MWP_ENGINE_ATTACH:
-		if (e->dev == NULL)
-			e->dev = qp->dev;
+	case MWP_SCHED_ATTACH:
+		if (e->s.dev == NULL)
+			e->s.dev = qp->dev;
 		TAILQ_INSERT_TAIL(&e->qps, qp, eng_link);
 		e->st.qps++;
+		mwp_req_attach(qp);
 		/* it may have work already (posted before it had an owner) */
-		mwp_engine_kick_sq(qp);
-		mwp_engine_kick_tx(qp);
+		mwp_sched_kick_sq(qp);
+		mwp_sched_kick_tx(qp);
 		break;
-	case MWP_ENGINE_DETACH:
+	case MWP_SCHED_DETACH:
 		unlist(e, qp);
 		purge_doorbell(e, qp);
 		TAILQ_REMOVE(&e->qps, qp, eng_link);
 		e->st.qps--;
 		qp->owner = NULL;
 		break;
-	case MWP_ENGINE_RESET:
+	case MWP_SCHED_RESET:
 		unlist(e, qp);
-		mwp_req_reset(qp);
+		mwp_qp_req_clear(qp);
 		break;
 	}
 }
@@ -222,22 +202,23 @@ serve_cmds(struct mwp_engine *e)
 	return n;
 }
 
-void
-mwp_engine_qp_op(struct mwp_qp *qp, enum mwp_engine_op op)
+/* The engine's sched op (mwp_sched.h): op for qp on its thread. */
+static void
+engine_qp_op(struct mwp_sched *s, struct mwp_qp *qp, enum mwp_sched_op op)
 {
 	struct mwp_engine_cmd c = { .op = op, .qp = qp };
-	struct mwp_engine *e = qp->owner->eng;
+	struct mwp_engine *e = container_of(s, struct mwp_engine, s);
 
 	/* A stopped engine's lists are the device lock's (mwp_poll), which
 	 * the caller holds; a running engine does it in its thread (which
 	 * may be this one: a program that runs the engine itself). */
-	if (e->active && pthread_equal(e->thread, pthread_self())) {
+	if (e->s.active && pthread_equal(e->s.thread, pthread_self())) {
 		do_op(e, qp, op);
 		return;
 	}
 	MWP_TSAN_RELEASE(e->cmd);
-	if (!e->active || rte_ring_mp_enqueue(e->cmd, &c) != 0) {
-		if (e->active) {
+	if (!e->s.active || rte_ring_mp_enqueue(e->cmd, &c) != 0) {
+		if (e->s.active) {
 			/* the ring is full: wait for room, lock dropped */
 			pthread_mutex_unlock(&qp->dev->lock);
 			while (rte_ring_mp_enqueue(e->cmd, &c) != 0)
@@ -255,75 +236,36 @@ wait:
 	pthread_mutex_lock(&qp->dev->lock);
 }
 
-/* The queue whose engine owns qp: the QPs of a port are spread over the
- * queues it is to have, by QPN (a peer's QPs to one port usually have
- * consecutive numbers... ours do: round robin). */
-static struct mwp_queue *
-owner_queue(const struct mwp_qp *qp)
-{
-	const struct mwp_port *port = qp->port;
-	const uint16_t n = RTE_MIN(port->conf.nb_queues, MWP_PORT_MAX_QUEUES);
-
-	return port->queue[n > 1 ? qp->ibqp.qp_num % n : 0];
-}
-
-void
-mwp_engine_adopt(struct mwp_qp *qp)
-{
-	struct mwp_queue *q = owner_queue(qp);
-
-	if (qp->owner != NULL || q == NULL)
-		return;
-	qp->owner = q;
-	mwp_engine_qp_op(qp, MWP_ENGINE_ATTACH);
-}
-
-void
-mwp_engine_doorbell(struct mwp_qp *qp)
-{
-	struct mwp_queue *q = __atomic_load_n(&qp->owner, __ATOMIC_ACQUIRE);
-
-	/* seq_cst, paired with the fence in mwp_engine_run: either the
-	 * engine sees what was posted before this, or this sees the ring
-	 * cleared and rings again */
-	if (q == NULL || __atomic_exchange_n(&qp->db_rung, 1, __ATOMIC_SEQ_CST))
-		return;
-	/* room for every QP the engine may own: cannot fail */
-	MWP_TSAN_RELEASE(q->eng->db);
-	if (rte_ring_mp_enqueue(q->eng->db, qp) != 0)
-		__atomic_store_n(&qp->db_rung, 0, __ATOMIC_RELEASE);
-}
-
 void
 mwp_engine_start(struct mwp_engine *e)
 {
 	struct mwp_qp *qp;
 
-	if (e->dev != NULL)
-		pthread_mutex_lock(&e->dev->lock);
-	e->active = true;
-	e->thread = pthread_self();
-	e->now = rte_rdtsc();
+	if (e->s.dev != NULL)
+		pthread_mutex_lock(&e->s.dev->lock);
+	e->s.active = true;
+	e->s.thread = pthread_self();
+	e->s.now = rte_rdtsc();
 	/* what mwp_poll left: look at every QP once */
 	TAILQ_FOREACH(qp, &e->qps, eng_link) {
-		mwp_engine_kick_sq(qp);
-		mwp_engine_kick_tx(qp);
+		mwp_sched_kick_sq(qp);
+		mwp_sched_kick_tx(qp);
 	}
-	if (e->dev != NULL)
-		pthread_mutex_unlock(&e->dev->lock);
+	if (e->s.dev != NULL)
+		pthread_mutex_unlock(&e->s.dev->lock);
 }
 
 void
 mwp_engine_stop(struct mwp_engine *e)
 {
-	if (e->dev != NULL)
-		pthread_mutex_lock(&e->dev->lock);
+	if (e->s.dev != NULL)
+		pthread_mutex_lock(&e->s.dev->lock);
 	/* requests queued before this point are served by us; after it,
 	 * their senders see a stopped engine and do it themselves */
 	serve_cmds(e);
-	e->active = false;
-	if (e->dev != NULL)
-		pthread_mutex_unlock(&e->dev->lock);
+	e->s.active = false;
+	if (e->s.dev != NULL)
+		pthread_mutex_unlock(&e->s.dev->lock);
 }
 
 /* Run a QP's send queue on its engine.  Work requests waiting to execute
@@ -341,7 +283,7 @@ run_sq(struct mwp_engine *e, struct mwp_qp *qp)
 		return (unsigned int)mwp_sq_run(qp, 0);
 	if (pthread_mutex_trylock(&qp->dev->lock) != 0) {
 		e->st.sq_deferred++;
-		mwp_engine_kick_sq(qp);		/* again on the next pass */
+		mwp_sched_kick_sq(qp);		/* again on the next pass */
 		return (unsigned int)mwp_cq_deliver_sq(qp);
 	}
 	n = (unsigned int)mwp_sq_run(qp, UINT32_MAX);
@@ -355,19 +297,19 @@ mwp_engine_run(struct mwp_engine *e, uint64_t now)
 	struct mwp_qp *qps[64], *qp;
 	unsigned int work = 0, n;
 
-	e->now = now;
+	e->s.now = now;
 	e->st.runs++;
 	if (unlikely(!rte_ring_empty(e->cmd)))
 		work += serve_cmds(e);
 	/* send queues rung by posting threads */
-	while ((n = rte_ring_sc_dequeue_burst(e->db, (void **)qps, RTE_DIM(qps),
+	while ((n = rte_ring_sc_dequeue_burst(e->s.db, (void **)qps, RTE_DIM(qps),
 					      NULL)) != 0) {
-		MWP_TSAN_ACQUIRE(e->db);
+		MWP_TSAN_ACQUIRE(e->s.db);
 		for (unsigned int i = 0; i < n; i++) {
 			/* a post after this rings again */
 			__atomic_store_n(&qps[i]->db_rung, 0, __ATOMIC_RELEASE);
-			mwp_engine_kick_sq(qps[i]);
-			mwp_engine_kick_tx(qps[i]);
+			mwp_sched_kick_sq(qps[i]);
+			mwp_sched_kick_tx(qps[i]);
 		}
 		/* The clears above before the send queues are read: else a
 		 * store buffer holds a clear while the queue is read empty,
@@ -379,14 +321,14 @@ mwp_engine_run(struct mwp_engine *e, uint64_t now)
 	}
 	/* the send queues on the list now; a run may put its QP back for
 	 * the next pass (a completion waiting for a grace period) */
-	for (n = e->nb_sq; n != 0 && (qp = TAILQ_FIRST(&e->sq_list)) != NULL; n--) {
-		TAILQ_REMOVE(&e->sq_list, qp, sq_link);
+	for (n = e->s.nb_sq; n != 0 && (qp = TAILQ_FIRST(&e->s.sq_list)) != NULL; n--) {
+		TAILQ_REMOVE(&e->s.sq_list, qp, sq_link);
 		qp->on_sq_list = 0;
-		e->nb_sq--;
+		e->s.nb_sq--;
 		work += run_sq(e, qp);
 		e->st.sq_runs++;
 	}
-	work += mwp_timer_run(&e->tw, now);
+	work += mwp_timer_run(&e->s.tw, now);
 	return work;
 }
 
@@ -400,7 +342,7 @@ mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
 	char name[RTE_RING_NAMESIZE];
 	struct mwp_queue *q;
 
-	if (queue_id >= MWP_PORT_MAX_QUEUES || port->queue[queue_id] != NULL ||
+	if (queue_id >= MWP_PORT_MAX_QUEUES || port->owner[queue_id] != NULL ||
 	    e->nb_queues == MWP_ENGINE_MAX_QUEUES || st == NULL)
 		return mwp_null_rte_errno(EINVAL);
 	q = rte_zmalloc("mwp_queue", sizeof(*q), RTE_CACHE_LINE_SIZE);
@@ -420,13 +362,15 @@ mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
 	q->queue_id = queue_id;
 	mwp_ctrl_ctx_init(&q->ctrl, &port->conf, port->neigh, port->mp,
 			  port->conf.ctrl_rate != 0 ? port->conf.ctrl_rate : 10000, 0,
-			  e->tsc_hz);
+			  e->s.tsc_hz);
 	mwp_guard_init(&q->guard, port->conf.guess_threshold,
 		       port->conf.guess_block_ms != 0 ? port->conf.guess_block_ms : 1000,
-		       e->tsc_hz);
-	TAILQ_INIT(&q->tx_list);
+		       e->s.tsc_hz);
+	q->own.sched = &e->s;
+	q->own.queue_id = queue_id;
+	TAILQ_INIT(&q->own.tx_list);
 	e->queue[e->nb_queues++] = q;
-	port->queue[queue_id] = q;
+	port->owner[queue_id] = &q->own;
 	/* it owns its share of the port's QPs, the ones attached already too */
 	for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS; s++) {
 		struct mwp_qp *qp = port->qp[s].qp;
@@ -434,7 +378,7 @@ mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
 		if (qp == NULL || qp->owner != NULL)
 			continue;
 		pthread_mutex_lock(&qp->dev->lock);
-		mwp_engine_adopt(qp);
+		mwp_sched_adopt(qp);
 		pthread_mutex_unlock(&qp->dev->lock);
 	}
 	return q;
@@ -459,8 +403,8 @@ mwp_queue_free(struct mwp_queue *q)
 			e->queue[i] = e->queue[--e->nb_queues];
 			break;
 		}
-	if (q->port->queue[q->queue_id] == q)
-		q->port->queue[q->queue_id] = NULL;
+	if (q->port->owner[q->queue_id] == &q->own)
+		q->port->owner[q->queue_id] = NULL;
 	rte_free(q);
 }
 
@@ -507,11 +451,11 @@ mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room)
 		nb = mwp_resp_burst_handed(q, m, (uint16_t)n, tx, room);
 	}
 	if (q->nb_rd_pending == 0 && !q->rd_pending_overflow &&
-	    TAILQ_EMPTY(&q->tx_list))
+	    TAILQ_EMPTY(&q->own.tx_list))
 		return nb;
 	mwp_resp_ctx_init(&c, q, tx + nb, (uint16_t)(room - nb));
 	mwp_resp_read_owed(&c);
-	mwp_req_send_all(&c);
+	mwp_req_send_all(&q->own, &c.tx, &q->ctrl);
 	mwp_tx_finish(&c.tx);
 	return (uint16_t)(nb + c.tx.n);
 }

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+#ifndef MWP_ENGINE_PRIV_H
+#define MWP_ENGINE_PRIV_H
+
+/* Engines and their queues as the library sees them (mwp_engine.c; the
+ * public face is mwp_engine.h).  Private. */
+
+#include <pthread.h>
+
+#include "mwp_ctrl.h"
+#include "mwp_engine.h"
+#include "mwp_guard.h"
+#include "mwp_qp.h"
+#include "mwp_sched.h"
+
+/* QPs with READ responses pending that a queue lists by name. */
+#define MWP_QUEUE_RD_PENDING	64
+/* Queues one engine polls. */
+#define MWP_ENGINE_MAX_QUEUES	8
+
+struct mwp_queue {
+	struct mwp_owner own;		/* what its QPs see (first) */
+	struct mwp_engine *eng;
+	struct mwp_port *port;
+	struct mwp_stats *st;		/* its thread's counters for the port */
+	uint16_t queue_id;
+	uint64_t bursts;		/* mwp_resp_burst calls: a burst's number */
+	/* QPs with READ responses still to send, so that a pass does not
+	 * scan the QP table; past the end, a full scan until none is left */
+	struct {
+		uint32_t qpn;
+		struct mwp_qp *qp;
+	} rd_pending[MWP_QUEUE_RD_PENDING];
+	uint16_t nb_rd_pending;
+	bool rd_pending_overflow;
+	struct rte_ring *handoff;	/* frames for its QPs, from other queues */
+	struct mwp_ctrl_ctx ctrl;	/* ARP, ND, ICMP echo on this queue */
+	uint64_t handoff_out, handoff_in;
+	struct mwp_guard guard;		/* sources refused, and blocked */
+};
+
+struct mwp_engine {
+	struct mwp_sched s;		/* what its QPs see (first) */
+	struct rte_ring *cmd;		/* control requests (struct mwp_engine_cmd) */
+	TAILQ_HEAD(, mwp_qp) qps;	/* the QPs it owns */
+	struct mwp_queue *queue[MWP_ENGINE_MAX_QUEUES];
+	uint16_t nb_queues;
+	struct mwp_engine_stats st;
+};
+
+/* The queue of an owner. */
+static inline struct mwp_queue *
+mwp_queue_of(const struct mwp_owner *o)
+{
+	return container_of(o, struct mwp_queue, own);
+}
+
+#endif /* MWP_ENGINE_PRIV_H */
