@@ -3,10 +3,10 @@
 #define ROCE_REQ_H
 
 /*
- * The requester (private): a QP's data WQEs leave as packets, are
- * acknowledged or answered by the peer, and are sent again when the peer
- * says so or stays silent (IBA 9.7.4-9.7.6).  Everything here runs on the
- * thread of the QP's engine; mwp_req_prepare also under mwp_poll.
+ * The requester (private): a QP's data WQEs leave as packets (roce_req.c),
+ * are acknowledged or answered by the peer, and are sent again when the
+ * peer says so or stays silent (roce_comp.c, the completer; IBA
+ * 9.7.4-9.7.6).  Everything here runs on the thread of the QP's engine.
  */
 
 #include <stdint.h>
@@ -34,8 +34,8 @@ void mwp_req_send_all(struct mwp_owner *o, struct mwp_tx *tx, struct mwp_ctrl_ct
  * @return
  *   MWP_DROP_NONE if the response was acted on, else why it was not.
  */
-enum mwp_drop mwp_req_rx(struct mwp_qp *qp,
-			 const struct rte_mbuf *m, const struct mwp_pkt *p);
+enum mwp_drop mwp_comp_rx(struct mwp_qp *qp, const struct rte_mbuf *m,
+			  const struct mwp_pkt *p);
 
 /** The QP has an owner now (mwp_sched.h), whose engine runs its
  * requester: its timer's callback is the requester's. */

@@ -368,7 +368,7 @@ resp_verdict(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		drop(c, v.code);
 		break;
 	case MWP_V_RESPONSE:
-		e = mwp_req_rx(qp, m, p);
+		e = mwp_comp_rx(qp, m, p);
 		r->st.acks_rx++;
 		if (e != MWP_DROP_NONE)
 			drop(c, e);
