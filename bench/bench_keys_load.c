@@ -3,7 +3,7 @@
  * bench_keys_load: keys changing while the datapath runs.
  *
  * A polling lcore answers bursts of 32 pre-built 64-byte RC WRITEs (valid
- * ICRCs, random keys among 1024 live regions) through mwp_resp_burst, as
+ * ICRCs, random keys among 1024 live regions) through mwp_queue_rx, as
  * bench_lcores does, reporting a quiescent state after every burst.  The
  * main lcore is the control plane: a QP of its own (not on the port; its
  * send ring runs in mwp_poll) binds NW Type 2 windows and invalidates
@@ -193,7 +193,7 @@ poll_worker(void *arg)
 
 		bench_refill(D.mp, tmpl, pk, BURST, "bench_keys_load");
 		qp->resp.epsn = 0;
-		n = mwp_resp_burst(D.q, pk, BURST, tx, 64);
+		n = mwp_queue_rx(D.q, pk, BURST, tx, 64);
 		rte_pktmbuf_free_bulk(tx, n);
 		__atomic_store_n(&D.frames, D.frames + BURST, __ATOMIC_RELAXED);
 		mwp_reader_quiescent(D.ctx, 1);

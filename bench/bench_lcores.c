@@ -7,7 +7,7 @@
  * arrangement rte_flow steering or a peer's RSS gives.  Each lcore pushes
  * bursts of 32 pre-built 64-byte RDMA WRITE ONLY requests (valid ICRCs,
  * random keys among 1024 live ones, one shared key table) through
- * mwp_resp_burst and frees the answers, as bench_resp does on one lcore,
+ * mwp_queue_rx and frees the answers, as bench_resp does on one lcore,
  * and reports a quiescent state after every burst.
  *
  * The figure is the aggregate rate: frames answered by all lcores over
@@ -177,7 +177,7 @@ poll_worker(void *arg)
 
 		bench_refill(w->mp, tmpl, pk, BURST, "bench_lcores");
 		qp->resp.epsn = 0;
-		n = mwp_resp_burst(w->q, pk, BURST, tx, 64);
+		n = mwp_queue_rx(w->q, pk, BURST, tx, 64);
 		rte_pktmbuf_free_bulk(tx, n);
 		w->answered += BURST;
 		mwp_reader_quiescent(B.ctx, w->reader);

@@ -2,7 +2,7 @@
 /*
  * bench_resp: the responder's packet rate on one lcore, without an ethdev.
  *
- * Pre-built RoCEv2 requests (valid ICRCs) go through mwp_resp_burst in
+ * Pre-built RoCEv2 requests (valid ICRCs) go through mwp_queue_rx in
  * bursts of 32: parse, ICRC verify, QP lookup, PSN and opcode checks, one
  * bulk R_Key lookup per burst, the access decision, execution on local
  * memory, and the answers (one coalesced ACK per burst for WRITEs; a READ
@@ -24,7 +24,7 @@
  * Before each burst, 32 fresh mbufs from the mempool get a copy of one of
  * five template bursts (what a NIC's rx does; not timed), and the QP's expected
  * PSN is reset, so every pass does the full work and none is taken for a
- * duplicate.  Timed with the TSC around mwp_resp_burst and the freeing of
+ * duplicate.  Timed with the TSC around mwp_queue_rx and the freeing of
  * its answers: the pipeline function alone, request mbufs returned to the
  * mempool as in a real run.
  *
@@ -291,7 +291,7 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied,
 			/* timed: the pipeline function, and freeing its answers
 			 * as a tx burst would */
 			t0 = rte_rdtsc_precise();
-			n = mwp_resp_burst(s->q, pk, BURST, tx, 64);
+			n = mwp_queue_rx(s->q, pk, BURST, tx, 64);
 			rte_pktmbuf_free_bulk(tx, n);
 			t0 = rte_rdtsc_precise() - t0;
 			cycles += t0;
@@ -322,7 +322,7 @@ run(struct setup *s, enum workload w, uint64_t *answers, uint64_t *denied,
 }
 
 /* The stage times of stages() split by how long each burst's whole
- * mwp_resp_burst took: bursts within 1.3 times the 10th percentile of
+ * mwp_queue_rx took: bursts within 1.3 times the 10th percentile of
  * those times (the core to itself, when a tenth of the bursts had it)
  * and the rest.  On this shared machine the second group is the host
  * giving part of the core to another tenant; the ratio of the two rows
@@ -367,7 +367,7 @@ stages_by_state(uint32_t (*cyc)[4], size_t nb)
 /*
  * Where a 64-byte WRITE's time goes: the burst stages the library exports,
  * timed alone on the same fresh frames (parse; ICRC verify; the keys'
- * bulk lookup), against the whole mwp_resp_burst.  ns per packet, medians;
+ * bulk lookup), against the whole mwp_queue_rx.  ns per packet, medians;
  * then the same per state (stages_by_state).
  */
 static void
@@ -409,7 +409,7 @@ stages(struct setup *s, json_t *doc)
 			t2 = rte_rdtsc_precise();
 			mwp_keys_lookup_burst(s->port->keys, rkeys, BURST, b);
 			t3 = rte_rdtsc_precise();
-			rte_pktmbuf_free_bulk(tx, mwp_resp_burst(s->q, pk, BURST, tx, 64));
+			rte_pktmbuf_free_bulk(tx, mwp_queue_rx(s->q, pk, BURST, tx, 64));
 			t4 = rte_rdtsc_precise();
 			cyc[0] += t1 - t0;
 			cyc[1] += t2 - t1;
@@ -429,7 +429,7 @@ stages(struct setup *s, json_t *doc)
 	printf("%-26s %9.1f\n", "parse", median(r[0], RUNS));
 	printf("%-26s %9.1f\n", "ICRC verify", median(r[1], RUNS));
 	printf("%-26s %9.1f\n", "key lookup (bulk)", median(r[2], RUNS));
-	printf("%-26s %9.1f   (the rest: %.1f)\n", "mwp_resp_burst, all", median(r[3], RUNS),
+	printf("%-26s %9.1f   (the rest: %.1f)\n", "mwp_queue_rx, all", median(r[3], RUNS),
 	       median(r[3], RUNS) - median(r[0], RUNS) - median(r[1], RUNS) -
 	       median(r[2], RUNS));
 	printf("%-26s %9.0f\n", "TSC ticks per packet", median(r[3], RUNS) * rte_get_tsc_hz() / 1e9);

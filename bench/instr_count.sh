@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Instructions per request inside mwp_resp_burst, by callgrind: a figure
+# Instructions per request inside mwp_queue_rx, by callgrind: a figure
 # the machine's noise does not move, for comparing builds of the responder
 # (docs/benchmarks.md quotes it).  valgrind runs the four-lane CRC (it has
 # no VPCLMULQDQ), so the CRC's share is larger than on the machine.
@@ -39,7 +39,7 @@ for w in 0 1 2 3 4; do
 	valgrind --tool=callgrind --callgrind-out-file="$out/cg.$w" \
 		"$build/bench/bench_resp" --quick --workload "$w" >/dev/null 2>&1
 	n=$(callgrind_annotate --inclusive=yes "$out/cg.$w" 2>/dev/null |
-		awk '/:mwp_resp_burst / && !done { gsub(",", "", $1); print $1; done = 1 }')
+		awk '/:mwp_queue_rx / && !done { gsub(",", "", $1); print $1; done = 1 }')
 	awk -v n="$n" -v r="$reqs" -v name="${names[$w]}" \
 		'BEGIN { printf "%-26s %14.1f\n", name, n / r }'
 done

@@ -51,7 +51,7 @@
 #include "roce_icrc.h"
 #include "roce_opcode.h"
 #include "roce_parse.h"
-#include "roce_resp.h"
+
 #include "mwp_verbs.h"
 #include "rkey_tbl.h"
 

@@ -144,7 +144,7 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 		g->rx += nb_rx;
 	nb_rx += nb_loop;
 	if (nb_rx != 0)
-		nb_tx += mwp_resp_burst(q->mq, rx, nb_rx, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
+		nb_tx += mwp_queue_rx(q->mq, rx, nb_rx, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
 	if (q->loop != NULL && nb_tx != 0) {
 		const uint16_t all = nb_tx;
 

@@ -5,7 +5,7 @@
 /**
  * @file
  * The poll-mode side of mwpath: ethdev set-up and the per-lcore loop
- * (rx burst -> mwp_resp_burst -> tx burst), with per-lcore counters and a
+ * (rx burst -> mwp_queue_rx -> tx burst), with per-lcore counters and a
  * clean stop on a flag.
  */
 
@@ -187,7 +187,7 @@ void mwp_lcore_leave(struct mwp_lcore *lc);
  * timers), then for each queue the gate's work if the queue has reached
  * it, what it sends unprompted (mwp_queue_tx: requests, retransmissions,
  * READ responses owed, frames handed over), an rx burst (no further than
- * the gate), mwp_resp_burst, and a tx burst (frames the queue cannot take
+ * the gate), mwp_queue_rx, and a tx burst (frames the queue cannot take
  * are freed and counted as MWP_DROP_TX_FULL).
  *
  * @param arg

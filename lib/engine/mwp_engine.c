@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Engines and queues (see mwp_engine.h): which thread runs a QP, and how
- * other threads reach it -- a doorbell ring for posted work, a command
- * ring for the control path, a hand-off ring per queue for frames that
- * arrived on another queue.
+ * Engines (see mwp_engine.h): which thread runs a QP, and how other
+ * threads reach it -- a doorbell ring for posted work, a command ring for
+ * the control path (mwp_sched.h is the face the QPs see).  The queues an
+ * engine polls are mwp_queue.c's; what they receive is sorted in
+ * mwp_rx.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,19 +20,13 @@
 
 #include "mwp_engine_priv.h"
 #include "mwp_errno.h"
-#include "mwp_log.h"
-#include "mwp_mbuf.h"
 #include "mwp_priv.h"
 #include "mwp_tsan.h"
 #include "roce_req.h"
-#include "roce_resp.h"
-#include "roce_resp_ctx.h"
 
 /* QPs one engine may own: every slot of its ports' QP tables. */
 #define ENGINE_MAX_QPS		(MWP_ENGINE_MAX_QUEUES * MWP_PORT_QP_SLOTS)
 #define ENGINE_CMD_RING		64
-/* Frames handed to a queue and not yet processed. */
-#define QUEUE_HANDOFF_RING	1024
 
 /* A control request; lives on the requesting thread's stack until done. */
 struct mwp_engine_cmd {
@@ -128,12 +123,7 @@ unlist(struct mwp_engine *e, struct mwp_qp *qp)
 	mwp_sched_untx(qp);
 	mwp_timer_cancel(&e->s.tw, &qp->req.tmr);
 	/* READ responses it still owed: not any more */
-	for (uint16_t i = 0; i < q->nb_rd_pending;)
-		if (q->rd_pending[i].qp == qp)
-			q->rd_pending[i] = q->rd_pending[--q->nb_rd_pending];
-		else
-			i++;
-	qp->resp.rd_listed = 0;
+	mwp_resp_forget(&q->resp, qp);
 }
 
 /* A doorbell may hold the QP: take it out (engine stopped, or its thread). */
@@ -330,132 +320,4 @@ mwp_engine_run(struct mwp_engine *e, uint64_t now)
 	}
 	work += mwp_timer_run(&e->s.tw, now);
 	return work;
-}
-
-/* ---- queues ---- */
-
-struct mwp_queue *
-mwp_queue_create(struct mwp_engine *e, struct mwp_port *port, uint16_t queue_id,
-		 struct mwp_stats *st)
-{
-	static uint32_t seq;
-	char name[RTE_RING_NAMESIZE];
-	struct mwp_queue *q;
-
-	if (queue_id >= MWP_PORT_MAX_QUEUES || port->owner[queue_id] != NULL ||
-	    e->nb_queues == MWP_ENGINE_MAX_QUEUES || st == NULL)
-		return mwp_null_rte_errno(EINVAL);
-	q = rte_zmalloc("mwp_queue", sizeof(*q), RTE_CACHE_LINE_SIZE);
-	if (q == NULL)
-		return mwp_null_rte_errno(ENOMEM);
-	snprintf(name, sizeof(name), "mwp_ho%u",
-		 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
-	q->handoff = rte_ring_create(name, QUEUE_HANDOFF_RING, SOCKET_ID_ANY,
-				     RING_F_SC_DEQ);
-	if (q->handoff == NULL) {
-		rte_free(q);
-		return mwp_null_rte_errno(ENOMEM);
-	}
-	q->eng = e;
-	q->port = port;
-	q->st = st;
-	q->queue_id = queue_id;
-	mwp_ctrl_ctx_init(&q->ctrl, &port->conf, port->neigh, port->mp,
-			  port->conf.ctrl_rate != 0 ? port->conf.ctrl_rate : 10000, 0,
-			  e->s.tsc_hz);
-	mwp_guard_init(&q->guard, port->conf.guess_threshold,
-		       port->conf.guess_block_ms != 0 ? port->conf.guess_block_ms : 1000,
-		       e->s.tsc_hz);
-	q->own.sched = &e->s;
-	q->own.queue_id = queue_id;
-	TAILQ_INIT(&q->own.tx_list);
-	e->queue[e->nb_queues++] = q;
-	port->owner[queue_id] = &q->own;
-	/* it owns its share of the port's QPs, the ones attached already too */
-	for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS; s++) {
-		struct mwp_qp *qp = port->qp[s].qp;
-
-		if (qp == NULL || qp->owner != NULL)
-			continue;
-		pthread_mutex_lock(&qp->dev->lock);
-		mwp_sched_adopt(qp);
-		pthread_mutex_unlock(&qp->dev->lock);
-	}
-	return q;
-}
-
-void
-mwp_queue_free(struct mwp_queue *q)
-{
-	struct mwp_engine *e;
-	struct rte_mbuf *m[32];
-	unsigned int n;
-
-	if (q == NULL)
-		return;
-	e = q->eng;
-	while ((n = rte_ring_sc_dequeue_burst(q->handoff, (void **)m, RTE_DIM(m),
-					      NULL)) != 0)
-		rte_pktmbuf_free_bulk(m, n);
-	rte_ring_free(q->handoff);
-	for (uint16_t i = 0; i < e->nb_queues; i++)
-		if (e->queue[i] == q) {
-			e->queue[i] = e->queue[--e->nb_queues];
-			break;
-		}
-	if (q->port->owner[q->queue_id] == &q->own)
-		q->port->owner[q->queue_id] = NULL;
-	rte_free(q);
-}
-
-struct mwp_port *
-mwp_queue_port(const struct mwp_queue *q)
-{
-	return q->port;
-}
-
-void
-mwp_queue_ctrl_stats(const struct mwp_queue *q, struct mwp_ctrl_stats *st)
-{
-	*st = q->ctrl.st;
-}
-
-const struct mwp_guard *
-mwp_queue_guard(const struct mwp_queue *q)
-{
-	return &q->guard;
-}
-
-void
-mwp_queue_handoffs(const struct mwp_queue *q, uint64_t *out, uint64_t *in)
-{
-	*out = q->handoff_out;
-	*in = q->handoff_in;
-}
-
-uint16_t
-mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room)
-{
-	struct mwp_resp_ctx c;
-	uint16_t nb = 0;
-
-	/* frames of our QPs that arrived on other queues */
-	if (unlikely(!rte_ring_empty(q->handoff))) {
-		struct rte_mbuf *m[MWP_BURST_MAX / 2];
-		unsigned int n = rte_ring_sc_dequeue_burst(q->handoff, (void **)m,
-							   RTE_DIM(m), NULL);
-
-		if (n != 0)
-			MWP_TSAN_ACQUIRE(q->handoff);
-		q->handoff_in += n;
-		nb = mwp_resp_burst_handed(q, m, (uint16_t)n, tx, room);
-	}
-	if (q->nb_rd_pending == 0 && !q->rd_pending_overflow &&
-	    TAILQ_EMPTY(&q->own.tx_list))
-		return nb;
-	mwp_resp_ctx_init(&c, q, tx + nb, (uint16_t)(room - nb));
-	mwp_resp_read_owed(&c);
-	mwp_req_send_all(&q->own, &c.tx, &q->ctrl);
-	mwp_tx_finish(&c.tx);
-	return (uint16_t)(nb + c.tx.n);
 }

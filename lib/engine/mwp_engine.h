@@ -30,7 +30,7 @@
  *	for each queue q of the thread:
  *		n = mwp_queue_tx(q, tx, room);             // requests, READ responses
  *		nb_rx = rte_eth_rx_burst(port, queue, rx, 32);
- *		n += mwp_resp_burst(q, rx, nb_rx, tx + n, room - n);
+ *		n += mwp_queue_rx(q, rx, nb_rx, tx + n, room - n);
  *		rte_eth_tx_burst(port, queue, tx, n);
  *	mwp_reader_quiescent(ctx, id);
  * @endcode
@@ -147,6 +147,41 @@ struct mwp_queue *mwp_queue_create(struct mwp_engine *e, struct mwp_port *port,
  */
 void mwp_queue_free(struct mwp_queue *q);
 
+/** Largest burst mwp_queue_rx takes. */
+#define MWP_BURST_MAX 64
+
+/**
+ * Everything a queue receives: sort a burst by kind and hand each frame
+ * to its home -- RoCE requests to the responder (answers into tx),
+ * responses and ACKs to the requester's completer, ARP/ND/ICMP to the
+ * control path (replies into tx), frames for QPs that do not exist to
+ * the guessing defence, frames for a QP another queue's engine owns to
+ * that queue (mwp_queue_tx processes them there); anything malformed,
+ * not for this port or with a bad ICRC is dropped.
+ *
+ * Every input mbuf is consumed: freed, or handed over.  Every frame is
+ * counted once in the queue's counters: accepted, taken by the control
+ * path, or dropped by reason.  No allocation except the mbufs of the
+ * frames to send, no locks, no logging.  From the queue's engine's
+ * thread only.
+ *
+ * @param q
+ *   The queue the burst arrived on (mwp_queue_create).
+ * @param pkts
+ *   The frames, at most MWP_BURST_MAX.
+ * @param n
+ *   How many.
+ * @param tx
+ *   Where to put the frames to send (ICRCs done).
+ * @param tx_room
+ *   Room in tx (up to 64 is used).  READ responses that do not fit wait
+ *   for mwp_queue_tx.
+ * @return
+ *   The number of frames placed in tx.
+ */
+uint16_t mwp_queue_rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
+		      struct rte_mbuf **tx, uint16_t tx_room);
+
 /**
  * What the queue sends without new input: answers to frames other queues
  * handed over, READ responses that earlier bursts had no room for, the
@@ -161,9 +196,6 @@ void mwp_queue_free(struct mwp_queue *q);
  *   Frames placed in tx.
  */
 uint16_t mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room);
-
-/** The queue's port. */
-struct mwp_port *mwp_queue_port(const struct mwp_queue *q);
 
 struct mwp_ctrl_stats;
 

@@ -2,8 +2,8 @@
 #ifndef MWP_ENGINE_PRIV_H
 #define MWP_ENGINE_PRIV_H
 
-/* Engines and their queues as the library sees them (mwp_engine.c; the
- * public face is mwp_engine.h).  Private. */
+/* Engines and their queues as the library sees them (mwp_engine.c,
+ * mwp_queue.c, mwp_rx.c; the public face is mwp_engine.h).  Private. */
 
 #include <pthread.h>
 
@@ -12,9 +12,8 @@
 #include "mwp_guard.h"
 #include "mwp_qp.h"
 #include "mwp_sched.h"
+#include "roce_resp.h"
 
-/* QPs with READ responses pending that a queue lists by name. */
-#define MWP_QUEUE_RD_PENDING	64
 /* Queues one engine polls. */
 #define MWP_ENGINE_MAX_QUEUES	8
 
@@ -24,18 +23,10 @@ struct mwp_queue {
 	struct mwp_port *port;
 	struct mwp_stats *st;		/* its thread's counters for the port */
 	uint16_t queue_id;
-	uint64_t bursts;		/* mwp_resp_burst calls: a burst's number */
-	/* QPs with READ responses still to send, so that a pass does not
-	 * scan the QP table; past the end, a full scan until none is left */
-	struct {
-		uint32_t qpn;
-		struct mwp_qp *qp;
-	} rd_pending[MWP_QUEUE_RD_PENDING];
-	uint16_t nb_rd_pending;
-	bool rd_pending_overflow;
 	struct rte_ring *handoff;	/* frames for its QPs, from other queues */
-	struct mwp_ctrl_ctx ctrl;	/* ARP, ND, ICMP echo on this queue */
 	uint64_t handoff_out, handoff_in;
+	struct mwp_resp_queue resp;	/* the responder's state on it */
+	struct mwp_ctrl_ctx ctrl;	/* ARP, ND, ICMP echo on this queue */
 	struct mwp_guard guard;		/* sources refused, and blocked */
 };
 
@@ -47,6 +38,11 @@ struct mwp_engine {
 	uint16_t nb_queues;
 	struct mwp_engine_stats st;
 };
+
+/* mwp_queue_rx for frames another queue received and handed over (it
+ * counted them received). */
+uint16_t mwp_queue_rx_handed(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
+			     struct rte_mbuf **tx, uint16_t tx_room);
 
 /* The queue of an owner. */
 static inline struct mwp_queue *

@@ -381,8 +381,17 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 enum mwp_drop
 mwp_comp_rx(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *p)
 {
+	const enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
 	struct mwp_req *r = &qp->req;
 
+	/* the QP's counters (kept with its responder's) see every frame */
+	qp->resp.st.rx_pkts++;
+	qp->resp.st.rx_bytes += rte_pktmbuf_pkt_len(m);
+	/* as for requests: from RTR on, and not once the QP's responder has
+	 * stopped on a fatal NAK */
+	if (unlikely((st != IBV_QPS_RTR && st != IBV_QPS_RTS) || qp->resp.err))
+		return MWP_DROP_QP_STATE;
+	qp->resp.st.acks_rx++;
 	if (unlikely(qp->owner == NULL))
 		return MWP_DROP_RESP_GHOST;
 	/* a PSN before the oldest unacknowledged one: a duplicate; at or

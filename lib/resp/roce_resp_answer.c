@@ -124,8 +124,7 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 					   __ATOMIC_RELAXED);
 		/* against its source: the guessing defence */
 		if (m != NULL)
-			mwp_guard_refused(&c->q->guard, mwp_pkt_src_ip(m, p, ip),
-					  c->q->eng->s.now);
+			mwp_guard_refused(c->guard, mwp_pkt_src_ip(m, p, ip), c->now);
 	}
 	if (qp->ibqp.qp_type != IBV_QPT_RC) {
 		qp->resp.in_msg = 0;
@@ -140,7 +139,8 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 }
 
 void
-mwp_resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
+mwp_resp_flush(struct mwp_resp_ctx *c)
 {
-	resp_flush_ack(c, qp);
+	for (uint16_t i = 0; i < c->nb_dirty; i++)
+		resp_flush_ack(c, c->dirty[i]);
 }

@@ -42,8 +42,7 @@ mwp_resp_still_valid(const struct mwp_resp_ctx *c, const struct mwp_binding *b)
 }
 
 /* The QP: it answers from RTR on, and is silent after a fatal NAK; a
- * request of its own transport, or on RC an answer to its own requests
- * (for the requester, roce_req.c). */
+ * request of its own transport. */
 static __rte_always_inline struct mwp_verdict
 check_qp(const struct mwp_qp *qp, const struct mwp_pkt *p)
 {
@@ -51,13 +50,10 @@ check_qp(const struct mwp_qp *qp, const struct mwp_pkt *p)
 
 	if (unlikely((st != IBV_QPS_RTR && st != IBV_QPS_RTS) || qp->resp.err))
 		return mwp_verdict(MWP_V_DROP, MWP_DROP_QP_STATE);
+	/* an RC QP's responses went to its completer (engine/mwp_rx.c) */
 	if (unlikely(roce_opcode_transport(p->opcode) != qp->transport ||
-		     !(p->mask & ROCE_M_REQ))) {
-		if (qp->ibqp.qp_type == IBV_QPT_RC && (p->mask & ROCE_M_RESP) &&
-		    roce_opcode_transport(p->opcode) == ROCE_TRANSPORT_RC)
-			return mwp_verdict(MWP_V_RESPONSE, 0);
+		     !(p->mask & ROCE_M_REQ)))
 		return mwp_verdict(MWP_V_DROP, MWP_DROP_WRONG_TRANSPORT);
-	}
 	return MWP_VERDICT_GO;
 }
 
@@ -132,7 +128,7 @@ static __rte_always_inline const struct mwp_binding *
 write_key(const struct mwp_resp_ctx *c, const struct mwp_resp *r,
 	  const struct mwp_resp_req *rq, const struct mwp_binding *b)
 {
-	if (r->w_gen == c->gen && r->w_queue == c->q)
+	if (r->w_gen == c->gen && r->w_queue == c->rq->self)
 		return mwp_resp_still_valid(c, r->w_b);
 	if (likely(rq->has_key && rq->rkey == r->w_rkey))
 		return b;

@@ -6,8 +6,7 @@
  * written, READ responses queued, an atomic done, a SEND placed into its
  * receive -- and any other verdict dispatched once (resp_verdict): a
  * drop, a refusal made an RC NAK or a UC discard (roce_resp_answer.c), a
- * duplicate re-answered, a PSN gap's sequence NAK, or an answer to our
- * own requests handed to the requester.
+ * duplicate re-answered, or a PSN gap's sequence NAK.
  *
  * No locks, no logging, no allocation but answer mbufs.  The one
  * exception is a SEND with invalidate, which tries the device lock to
@@ -21,9 +20,7 @@
 #include <rte_memcpy.h>
 #include <rte_ring_elem.h>
 
-#include "mwp_engine.h"
 #include "mwp_tsan.h"
-#include "roce_req.h"
 #include "roce_resp_check.h"
 
 /* ---- execution ---- */
@@ -149,7 +146,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		r->w_va = a->q.va + p->payload_len;
 		r->w_left = a->q.len - p->payload_len;
 		r->w_b = a->b;
-		r->w_queue = c->q;
+		r->w_queue = c->rq->self;
 		r->w_gen = c->gen;
 		r->in_msg = ROCE_M_WRITE;
 	} else {
@@ -361,17 +358,10 @@ resp_verdict(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	     struct mwp_verdict v)
 {
 	struct mwp_resp *r = &qp->resp;
-	enum mwp_drop e;
 
 	switch (v.kind) {
 	case MWP_V_DROP:
 		drop(c, v.code);
-		break;
-	case MWP_V_RESPONSE:
-		e = mwp_comp_rx(qp, m, p);
-		r->st.acks_rx++;
-		if (e != MWP_DROP_NONE)
-			drop(c, e);
 		break;
 	case MWP_V_AHEAD:
 		/* one sequence-error NAK per gap */
@@ -440,9 +430,9 @@ resp_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m
 }
 
 /* One packet of a QP this lcore runs: checked and executed, or its
- * verdict dispatched.  True if accepted (executed or answered), false if
- * counted in st->drop.  rq: what the burst found for it. */
-static inline bool
+ * verdict dispatched: accepted (executed or answered), or counted once
+ * by drop().  rq: what the burst found for it. */
+static inline void
 resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	    const struct mwp_pkt *p, const struct mwp_resp_req *rq)
 {
@@ -452,7 +442,6 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 	struct mwp_resp_access a;
 	struct mwp_verdict v;
 
-	c->dropped = 0;
 	r->st.rx_pkts++;
 	r->st.rx_bytes += rte_pktmbuf_pkt_len(m);
 	a.b = NULL;
@@ -467,94 +456,24 @@ resp_packet(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 		v = resp_request(c, qp, m, p, rq, b, &a);
 	if (unlikely(v.kind != MWP_V_GO))
 		resp_verdict(c, qp, m, p, rq, b, a.b, v);
-	return !c->dropped;
 }
 
-/* A frame the parser rejected as not IP or not UDP: the control path's
- * (ARP, ND, ICMP echo), answered here off the RoCE path.  true: taken. */
-static __rte_noinline bool
-ctrl_frame(struct mwp_resp_ctx *c, const struct rte_mbuf *m)
+unsigned int
+mwp_resp_requests(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
+		  const struct mwp_pkt *p, const struct mwp_resp_req *rq, uint16_t n)
 {
-	struct mwp_ctrl_ctx *cx = &c->q->ctrl;
-	struct rte_mbuf *r;
-
-	cx->mp = c->port->mp;
-	if (!mwp_ctrl_input(cx, m, c->q->eng->s.now, &r))
-		return false;
-	c->st->ctrl++;
-	if (r != NULL)
-		mwp_tx_queue_made(&c->tx, r);
-	return true;
-}
-
-/* A frame for a QP that does not exist: a QPN guess, counted against its
- * source as a refusal is (a scan of QPNs reaches the threshold as a scan
- * of keys does); from a blocked source it is one of its drops. */
-static enum mwp_drop
-unknown_qp(struct mwp_resp_ctx *c, const struct rte_mbuf *m, const struct mwp_pkt *p)
-{
-	struct mwp_guard *g = &c->q->guard;
-	uint8_t ip[16];
-
-	mwp_pkt_src_ip(m, p, ip);
-	if (g->nb_blocked != 0 && mwp_guard_blocked(g, ip, c->q->eng->s.now))
-		return MWP_DROP_GUESSING;
-	mwp_guard_refused(g, ip, c->q->eng->s.now);
-	return MWP_DROP_UNKNOWN_QP;
-}
-
-void
-mwp_resp_run(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
-	     const struct mwp_pkt *p, const enum mwp_drop *why,
-	     const struct mwp_resp_req *rq, uint16_t n)
-{
-	struct mwp_stats *st = c->st;
-	uint64_t accepted = 0;
+	const uint16_t dropped = c->nb_dropped;
 
 	for (uint16_t i = 0; i < n; i++) {
-		enum mwp_drop e = why[i];
-
-		if (likely(e == MWP_DROP_NONE)) {
-			if (unlikely(p[i].opcode == ROCE_OP_CNP))
-				e = MWP_DROP_CNP;
-			else if (unlikely(rq[i].qp == NULL))
-				e = MWP_DROP_UNKNOWN_QP;
-		}
-		if (unlikely(e != MWP_DROP_NONE)) {
-			if ((e == MWP_DROP_NOT_IP || e == MWP_DROP_NOT_UDP) &&
-			    ctrl_frame(c, pkts[i]))
-				continue;
-			if (e == MWP_DROP_UNKNOWN_QP)
-				e = unknown_qp(c, pkts[i], &p[i]);
-			st->drop[e]++;
-			continue;
-		}
-		/* a QP another queue's engine owns is run there alone */
-		if (unlikely(rq[i].qp->owner != &c->q->own && rq[i].qp->owner != NULL)) {
-			struct mwp_queue *to = mwp_queue_of(rq[i].qp->owner);
-
-			MWP_TSAN_RELEASE(to->handoff);
-			if (rte_ring_mp_enqueue(to->handoff, pkts[i]) == 0) {
-				c->taken |= UINT64_C(1) << i;
-				c->q->handoff_out++;
-			} else {
-				st->drop[MWP_DROP_HANDOFF_FULL]++;
-			}
-			continue;
-		}
 		/* a source that guessed too often, on the queue that saw it
 		 * refused (the QP's owner): nothing of it is looked at */
-		if (unlikely(c->q->guard.nb_blocked != 0)) {
-			uint8_t ip[16];
-
-			if (mwp_guard_blocked(&c->q->guard, mwp_pkt_src_ip(pkts[i], &p[i], ip),
-					      c->q->eng->s.now)) {
-				st->drop[MWP_DROP_GUESSING]++;
-				continue;
-			}
+		if (unlikely(c->guard->nb_blocked != 0) &&
+		    mwp_guard_blocked_frame(c->guard, pkts[i], &p[i], c->now)) {
+			drop(c, MWP_DROP_GUESSING);
+			continue;
 		}
-		/* accepted: acted on (executed or answered), not dropped */
-		accepted += resp_packet(c, rq[i].qp, pkts[i], &p[i], &rq[i]);
+		resp_packet(c, rq[i].qp, pkts[i], &p[i], &rq[i]);
 	}
-	st->accepted += accepted;
+	/* accepted: acted on (executed or answered), not dropped */
+	return n - (uint16_t)(c->nb_dropped - dropped);
 }

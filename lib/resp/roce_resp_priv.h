@@ -3,9 +3,9 @@
 #define ROCE_RESP_PRIV_H
 
 /*
- * What the responder's stages share (private to lib/):
- *   roce_resp_burst.c  the burst: parse, destination, ICRC, QP, and every
- *                      key the burst names in one lookup
+ * What the responder's stages share (private to resp/):
+ *   roce_resp_keys.c   the burst's keys: every key its requests name in
+ *                      one lookup, the memory they name prefetched
  *   roce_resp_check.h  each packet's checks, in the order of
  *                      memory-windows.md section 3, each returning one
  *                      verdict
@@ -20,9 +20,8 @@
  *                      allows, behind them the answers owed after them
  */
 
-#include "mwp_engine_priv.h"
 #include "mwp_priv.h"
-#include "roce_resp_ctx.h"
+#include "roce_resp.h"
 
 #define ACK_SYNDROME		(ROCE_AETH_ACK | ROCE_AETH_CREDIT_INVALID)
 
@@ -35,7 +34,6 @@ enum mwp_vkind {
 	MWP_V_RNR,		/* no receive posted */
 	MWP_V_DUPLICATE,	/* RC: an earlier PSN, re-answered */
 	MWP_V_AHEAD,		/* RC: a later PSN, one sequence NAK per gap */
-	MWP_V_RESPONSE,		/* RC: an answer to the QP's own requests */
 };
 
 struct mwp_verdict {
@@ -51,12 +49,13 @@ mwp_verdict(enum mwp_vkind kind, unsigned int code)
 
 #define MWP_VERDICT_GO	((struct mwp_verdict){ .kind = MWP_V_GO })
 
-/* Count a drop of the current packet (it is then not "accepted"). */
+/* Count a drop of the current packet (it is then not "accepted"); once
+ * per packet. */
 static inline void
 drop(struct mwp_resp_ctx *c, enum mwp_drop why)
 {
 	c->st->drop[why]++;
-	c->dropped = 1;
+	c->nb_dropped++;
 }
 
 static inline void
@@ -216,6 +215,10 @@ atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t 
 }
 
 /* ---- roce_resp_read.c ---- */
+
+/* Send the QP's READ responses, and the answers queued behind them, while
+ * the batch has room; list it with the queue if some must wait. */
+void mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp);
 
 bool mwp_resp_queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 			 uint32_t psn, bool nak_on_fail, const uint8_t *src, uint64_t gen);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * READ responses (roce_resp_priv.h): a READ is queued with what its own
- * check found, sent while the burst has room and the rest from
- * mwp_queue_tx on every pass of the lcore; every response after the
+ * check found, sent while the burst has room and the rest from the
+ * queue's tx on every pass of the lcore (mwp_resp_read_owed); every response after the
  * burst of the request looks its key up again (memory-windows.md
  * section 3 step 8).  Answers owed after a READ wait behind it in the
  * same queue.
@@ -98,9 +98,9 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 		resp_flush_ack(c, qp);
 	/* the rest waits for mwp_queue_tx: tell the queue where to look */
 	if (mwp_resp_waiting(r) && !r->rd_listed) {
-		struct mwp_queue *q = c->q;
+		struct mwp_resp_queue *q = c->rq;
 
-		if (q->nb_rd_pending < MWP_QUEUE_RD_PENDING) {
+		if (q->nb_rd_pending < MWP_RESP_RD_PENDING) {
 			q->rd_pending[q->nb_rd_pending].qpn = qp->ibqp.qp_num;
 			q->rd_pending[q->nb_rd_pending++].qp = qp;
 			r->rd_listed = 1;
@@ -129,7 +129,7 @@ mwp_resp_queue_read(struct mwp_qp *qp, uint64_t va, uint32_t rkey, uint32_t len,
 void
 mwp_resp_read_owed(struct mwp_resp_ctx *c)
 {
-	struct mwp_queue *q = c->q;
+	struct mwp_resp_queue *q = c->rq;
 	struct mwp_port *port = q->port;
 	uint16_t i = 0;
 
@@ -157,7 +157,7 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 		for (unsigned int s = 0; s < MWP_PORT_QP_SLOTS && mwp_tx_room(&c->tx); s++) {
 			struct mwp_qp *qp = port->qp[s].qp;
 
-			if (qp != NULL && (qp->owner == &q->own || qp->owner == NULL) &&
+			if (qp != NULL && (qp->owner == q->self || qp->owner == NULL) &&
 			    mwp_resp_waiting(&qp->resp)) {
 				mwp_resp_read_pump(c, qp);
 				left |= qp->resp.rd_count != 0;
@@ -165,4 +165,15 @@ mwp_resp_read_owed(struct mwp_resp_ctx *c)
 		}
 		q->rd_pending_overflow = left || !mwp_tx_room(&c->tx);
 	}
+}
+
+void
+mwp_resp_forget(struct mwp_resp_queue *q, struct mwp_qp *qp)
+{
+	for (uint16_t i = 0; i < q->nb_rd_pending;)
+		if (q->rd_pending[i].qp == qp)
+			q->rd_pending[i] = q->rd_pending[--q->nb_rd_pending];
+		else
+			i++;
+	qp->resp.rd_listed = 0;
 }

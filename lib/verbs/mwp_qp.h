@@ -149,7 +149,7 @@ struct mwp_resp {
 	 * found it: valid in that burst only (the key table frees
 	 * descriptors between bursts) */
 	const struct mwp_binding *w_b;
-	const struct mwp_queue *w_queue;
+	const struct mwp_owner *w_queue;
 	uint64_t w_gen;
 	/* READ responses still to send */
 	struct mwp_rd rd[MWP_MAX_RD];

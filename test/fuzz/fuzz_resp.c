@@ -7,7 +7,7 @@
  * rights, one in another PD, a Type 1 window, Type 2 windows (zero-based
  * and VA-based, bound to one QP or the other) and dead keys.  Between
  * bursts the input may invalidate or rebind a window.  Frames go through
- * mwp_resp_burst, the engine and the queue's tx, as on an lcore.
+ * mwp_queue_rx, the engine and the queue's tx, as on an lcore.
  *
  * The oracle, after every input:
  *  - memory: every byte of the arena that changed carries the tag of a
@@ -658,7 +658,7 @@ run_burst(struct rte_mbuf **m, uint16_t n)
 
 	if (n == 0)
 		return;
-	k = mwp_resp_burst(h.q, m, n, tx, RTE_DIM(tx));
+	k = mwp_queue_rx(h.q, m, n, tx, RTE_DIM(tx));
 	for (uint16_t i = 0; i < k; i++) {
 		check_read_resp(tx[i], (int)in.nf, true);
 		rte_pktmbuf_free(tx[i]);

@@ -150,7 +150,7 @@ ow_poller(void *arg)
 			ow.sent_dead[t] += dead;
 		}
 		if (n != 0) {
-			k = mwp_resp_burst(q, rx, n, tx, 64);
+			k = mwp_queue_rx(q, rx, n, tx, 64);
 			rte_pktmbuf_free_bulk(tx, k);
 		}
 quiescent:

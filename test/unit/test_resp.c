@@ -24,7 +24,7 @@ burst(struct mwp_queue *q, struct rte_mbuf **pk, uint16_t n, struct rte_mbuf **t
 	uint16_t k;
 
 	memset(&qst, 0, sizeof(qst));
-	k = mwp_resp_burst(q, pk, n, tx, room);
+	k = mwp_queue_rx(q, pk, n, tx, room);
 	*st = qst;
 	return k;
 }

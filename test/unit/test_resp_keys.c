@@ -66,7 +66,7 @@ Test(resp_keys, runs_of_one_key_and_alternating_keys_each_get_their_own_descript
 	key[7] ^= 0x01;		/* the window's index, a dead key byte */
 	for (uint32_t i = 0; i < n; i++)
 		m[i] = write_req(i, va[i], key[i], i == n - 1);
-	k = mwp_resp_burst(wire.q, m, (uint16_t)n, tx, RTE_DIM(tx));
+	k = mwp_queue_rx(wire.q, m, (uint16_t)n, tx, RTE_DIM(tx));
 	for (uint16_t i = 0; i < k; i++) {
 		wire_parse(tx[i], &wire.frames[wire.nb_frames++]);
 		rte_pktmbuf_free(tx[i]);
@@ -114,7 +114,7 @@ static void
 burst_of(struct rte_mbuf **m, uint16_t n)
 {
 	struct rte_mbuf *tx[16];
-	uint16_t k = mwp_resp_burst(wire.q, m, n, tx, RTE_DIM(tx));
+	uint16_t k = mwp_queue_rx(wire.q, m, n, tx, RTE_DIM(tx));
 
 	for (uint16_t i = 0; i < k; i++) {
 		wire_parse(tx[i], &wire.frames[wire.nb_frames++]);

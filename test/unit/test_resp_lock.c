@@ -40,7 +40,7 @@ static uint16_t
 respond(struct rte_mbuf *m)
 {
 	struct rte_mbuf *tx[8];
-	uint16_t k = mwp_resp_burst(wire.q, &m, 1, tx, RTE_DIM(tx));
+	uint16_t k = mwp_queue_rx(wire.q, &m, 1, tx, RTE_DIM(tx));
 
 	for (uint16_t i = 0; i < k; i++) {
 		wire_parse(tx[i], &wire.frames[wire.nb_frames++]);

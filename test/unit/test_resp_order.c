@@ -60,7 +60,7 @@ static void
 feed(struct rte_mbuf **m, uint16_t n, uint16_t room)
 {
 	struct rte_mbuf *tx[64];
-	uint16_t k = mwp_resp_burst(wire.q, m, n, tx, room);
+	uint16_t k = mwp_queue_rx(wire.q, m, n, tx, room);
 
 	for (uint16_t i = 0; i < k; i++) {
 		wire_parse(tx[i], &wire.frames[wire.nb_frames++]);

@@ -2,7 +2,7 @@
 /*
  * The responder on packets built by the independent scapy script
  * (test/gen/resp_vectors.py, run at build time): each case's requests go
- * through mwp_resp_burst as one burst, and the answers must equal the
+ * through mwp_queue_rx as one burst, and the answers must equal the
  * script's byte for byte; the region's bytes and the QP's state must be
  * what the script says.  The set-up is the one the script documents.
  */
@@ -274,11 +274,11 @@ run_case(const char *name, enum ibv_qp_type type)
 	nwant = load(name, "resp.pcap", want, 64);
 	/* one burst, or two with a LOCAL_INV run to completion between */
 	first = o.split != 0 ? o.split : nreq;
-	ngot = mwp_resp_burst(mq, req, (uint16_t)first, got, (uint16_t)o.txroom);
+	ngot = mwp_queue_rx(mq, req, (uint16_t)first, got, (uint16_t)o.txroom);
 	if (o.split != 0) {
 		cr_assert_eq(post_local_inv(rqp, o.split_rkey, 99, true), 0);
 		wait_wc(99);
-		ngot += mwp_resp_burst(mq, req + first, (uint16_t)(nreq - first),
+		ngot += mwp_queue_rx(mq, req + first, (uint16_t)(nreq - first),
 				       got + ngot, (uint16_t)(64 - ngot));
 	}
 	/* the READ responses that had no room */

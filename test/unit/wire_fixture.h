@@ -8,7 +8,7 @@
  * queue 0.  wire_pump() is one pass of the engine and the queue at a
  * clock the test moves (wire.now); every frame sent is parsed and kept in
  * wire.frames.  The peer is the test: it answers (wire_ack, wire_nak,
- * wire_read_resp, wire_atomic_ack) through mwp_resp_burst, or, with
+ * wire_read_resp, wire_atomic_ack) through mwp_queue_rx, or, with
  * wire.auto_answer, every request is acknowledged, READs answered with
  * zeros and ATOMICs with wire.atomic_orig as soon as it is sent.
  */
@@ -146,7 +146,7 @@ static inline void
 wire_feed(struct rte_mbuf **m, uint16_t n)
 {
 	struct rte_mbuf *tx[64];
-	uint16_t k = mwp_resp_burst(wire.q, m, n, tx, 64);
+	uint16_t k = mwp_queue_rx(wire.q, m, n, tx, 64);
 
 	for (uint16_t i = 0; i < k; i++) {
 		if (wire.nb_frames < WIRE_MAX_FRAMES)
