@@ -4,7 +4,9 @@
 
 /*
  * The device (the software ibv_context) and its protection domains: the
- * objects every other verbs object belongs to (mwp_device.c, mwp_pd.c).
+ * objects every other verbs object belongs to (the device's base:
+ * mwp_device.c; PDs: mwp_pd.c; the context a program opens:
+ * mwp_context.c).
  * Each object embeds its public libibverbs struct first; to_mxxx()
  * converts back (container_of).  Private: not installed.
  */
@@ -94,6 +96,13 @@ struct mwp_pd {
 
 #define to_mdev(c)	container_of(c, struct mwp_dev, vctx.context)
 #define to_mpd(p)	container_of(p, struct mwp_pd, ibpd)
+
+/* A device's base: its tables, key table and RCU, no objects (NULL with
+ * errno EINVAL or ENOMEM); mwp_context.c makes it the ibv_context. */
+struct mwp_dev *mwp_dev_create(const struct mwp_device_attr *attr);
+
+/* Free a device's base, its objects gone. */
+void mwp_dev_free(struct mwp_dev *d);
 
 /* Raise an asynchronous event (ev.element: a QP or a CQ of the device). */
 void mwp_dev_async(struct mwp_dev *d, struct ibv_async_event ev);
