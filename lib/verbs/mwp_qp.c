@@ -1,22 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Queue pairs: creation, the verbs state machine, and what ibv_post_send
- * and ibv_post_recv validate at post time.  Execution is in mwp_sq.c.
+ * Queue pairs: creation, attachment to a port, the verbs state machine
+ * with its attributes, destruction.  What ibv_post_send and
+ * ibv_post_recv take is mwp_post.c's; the send queue runs in mwp_sq.c.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <rte_ring_elem.h>
 
 #include "mwp_errno.h"
-#include "mwp_mw.h"
 #include "mwp_port.h"
 #include "mwp_qp.h"
 #include "mwp_sched.h"
-#include "mwp_tsan.h"
 #include "mwp_verbs.h"
 
 static unsigned int next_ring_id;
@@ -480,173 +477,6 @@ mwp_qp_to_err(struct mwp_qp *qp)
 	mwp_sched_kick_sq(qp);
 }
 
-/* Which opcodes each transport may post (IBA 10.8.2; rxe's table). */
-static bool
-opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
-{
-	switch (op) {
-	case IBV_WR_SEND:
-	case IBV_WR_SEND_WITH_IMM:
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_LOCAL_INV:
-	case IBV_WR_BIND_MW:
-		return true;
-	case IBV_WR_SEND_WITH_INV:
-	case IBV_WR_RDMA_READ:
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		return t == IBV_QPT_RC;
-	default:
-		return false;
-	}
-}
-
-/* Turn one posted WR into a WQE; 0 or the verbs errno. */
-static int
-make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
-{
-	memset(w, 0, sizeof(*w));
-	if (!opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
-	    (uint32_t)wr->num_sge > qp->cap.max_send_sge)
-		return EINVAL;
-	w->wr_id = wr->wr_id;
-	w->opcode = wr->opcode;
-	w->send_flags = wr->send_flags;
-	w->flags = (wr->send_flags & IBV_SEND_SIGNALED) ? MWP_WQE_F_SIGNALED : 0;
-	if (wr->send_flags & IBV_SEND_FENCE)
-		w->flags |= MWP_WQE_F_FENCE;
-
-	switch (wr->opcode) {
-	case IBV_WR_BIND_MW: {
-		const struct ibv_mw *mw = wr->bind_mw.mw;
-		const struct ibv_mw_bind_info *bi = &wr->bind_mw.bind_info;
-
-		/* No SGEs, no immediate; Type 1 windows are bound with
-		 * ibv_bind_mw, never posted (o10-37.2.34). */
-		if (wr->num_sge != 0 || wr->imm_data != 0 || mw == NULL ||
-		    mw->context != qp->ibqp.context || mw->type != IBV_MW_TYPE_2 ||
-		    (bi->mr == NULL && (bi->addr != 0 || bi->length != 0)))
-			return EINVAL;
-		w->bind.mw_index = to_mmw((struct ibv_mw *)(uintptr_t)mw)->index;
-		w->bind.mw_rkey = mw->rkey;
-		w->bind.new_rkey = (w->bind.mw_index << 8) | (wr->bind_mw.rkey & 0xff);
-		w->bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
-		w->bind.addr = bi->addr;
-		w->bind.length = bi->length;
-		w->bind.access = bi->mw_access_flags;
-		return 0;
-	}
-	case IBV_WR_LOCAL_INV:
-		if (wr->num_sge != 0)
-			return EINVAL;
-		w->imm_or_inv = wr->invalidate_rkey;
-		return 0;
-	case IBV_WR_ATOMIC_CMP_AND_SWP:
-	case IBV_WR_ATOMIC_FETCH_AND_ADD:
-		if (wr->num_sge != 1 || wr->sg_list[0].length != 8)
-			return EINVAL;
-		w->rdma.remote_addr = wr->wr.atomic.remote_addr;
-		w->rdma.rkey = wr->wr.atomic.rkey;
-		w->rdma.compare_add = wr->wr.atomic.compare_add;
-		w->rdma.swap = wr->wr.atomic.swap;
-		break;
-	case IBV_WR_RDMA_WRITE:
-	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_RDMA_READ:
-		w->rdma.remote_addr = wr->wr.rdma.remote_addr;
-		w->rdma.rkey = wr->wr.rdma.rkey;
-		break;
-	default:
-		break;
-	}
-	if (wr->opcode == IBV_WR_SEND_WITH_INV)
-		w->imm_or_inv = wr->invalidate_rkey;
-	else if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
-		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
-		w->imm_or_inv = wr->imm_data;
-	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint64_t total = 0;
-
-		/* the data is copied now: the consumer may reuse its buffers
-		 * as soon as the call returns, and no lkey is checked */
-		if (wr->opcode == IBV_WR_RDMA_READ ||
-		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
-			return EINVAL;
-		for (int i = 0; i < wr->num_sge; i++)
-			total += wr->sg_list[i].length;
-		if (total > qp->cap.max_inline_data || total > sizeof(w->inline_data))
-			return EINVAL;
-		for (int i = 0; i < wr->num_sge; i++) {
-			memcpy(w->inline_data + w->inline_len,
-			       (const void *)(uintptr_t)wr->sg_list[i].addr,
-			       wr->sg_list[i].length);
-			w->inline_len += wr->sg_list[i].length;
-		}
-		w->flags |= MWP_WQE_F_INLINE;
-		return 0;
-	}
-	w->num_sge = (uint32_t)wr->num_sge;
-	if (wr->num_sge > 0)
-		memcpy(w->sge, wr->sg_list, sizeof(w->sge[0]) * (size_t)wr->num_sge);
-	return 0;
-}
-
-int
-mwp_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		 struct ibv_send_wr **bad_wr)
-{
-	struct mwp_qp *qp = to_mqp(ibqp);
-	struct mwp_wqe w;
-	int ret = 0;
-
-	for (; wr != NULL; wr = wr->next) {
-		ret = make_wqe(qp, wr, &w);
-		if (ret == 0)
-			ret = mwp_sq_post(qp, &w);
-		if (ret != 0)
-			break;
-		/* A Type 2 bind leaves mw->rkey alone: the new key is the
-		 * consumer's (wr->bind_mw.rkey), to use once the bind has
-		 * completed, as with rdma-core's providers; a bind that fails
-		 * or is flushed changes nothing it holds. */
-	}
-	if (ret != 0 && bad_wr != NULL)
-		*bad_wr = wr;
-	return ret;
-}
-
-int
-mwp_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		 struct ibv_recv_wr **bad_wr)
-{
-	struct mwp_qp *qp = to_mqp(ibqp);
-	enum ibv_qp_state st = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
-	int ret = 0;
-
-	for (; wr != NULL; wr = wr->next) {
-		struct mwp_rwqe r = { .wr_id = wr->wr_id };
-
-		if (st == IBV_QPS_RESET || wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
-			ret = EINVAL;
-			break;
-		}
-		r.num_sge = (uint32_t)wr->num_sge;
-		if (wr->num_sge > 0)
-			memcpy(r.sge, wr->sg_list, sizeof(r.sge[0]) * (size_t)wr->num_sge);
-		MWP_TSAN_RELEASE(qp->rq);
-		if (rte_ring_enqueue_elem(qp->rq, &r, sizeof(r)) != 0) {
-			ret = ENOMEM;
-			break;
-		}
-	}
-	if (ret != 0 && bad_wr != NULL)
-		*bad_wr = wr;
-	return ret;
-}
-
 int
 mwp_qp_set_peer_mac(struct ibv_qp *ibqp, const struct rte_ether_addr *mac)
 {
@@ -661,29 +491,6 @@ mwp_qp_set_peer_mac(struct ibv_qp *ibqp, const struct rte_ether_addr *mac)
 	/* its engine looks at it again */
 	mwp_sched_doorbell(qp);
 	return 0;
-}
-
-unsigned int
-mwp_qp_sq_queued(struct ibv_qp *ibqp)
-{
-	return rte_ring_count(to_mqp(ibqp)->sq);
-}
-
-unsigned int
-mwp_qp_sq_outstanding(struct ibv_qp *ibqp)
-{
-	return __atomic_load_n(&to_mqp(ibqp)->sq_used, __ATOMIC_ACQUIRE);
-}
-
-unsigned int
-mwp_qp_sq_with_requester(struct ibv_qp *ibqp)
-{
-	const struct mwp_qp *qp = to_mqp(ibqp);
-	unsigned int n = 0;
-
-	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++)
-		n += mwp_swqe_at(qp, pos)->state == MWP_SWQE_REQ;
-	return n;
 }
 
 int
