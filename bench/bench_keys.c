@@ -26,6 +26,7 @@
 #include <rte_malloc.h>
 
 #include "mwpath.h"
+#include "rkey_tbl.h"
 #include "bench_util.h"
 
 #define RUNS 5

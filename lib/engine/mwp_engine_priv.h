@@ -7,9 +7,9 @@
 
 #include <pthread.h>
 
-#include "mwp_ctrl.h"
+#include "mwp_ctrl_priv.h"
 #include "mwp_engine.h"
-#include "mwp_guard.h"
+#include "mwp_guard_priv.h"
 #include "mwp_qp.h"
 #include "mwp_sched.h"
 #include "roce_resp.h"

@@ -2,9 +2,8 @@
 #ifndef RKEY_TBL_H
 #define RKEY_TBL_H
 
-/**
- * @file
- * The R_Key table: rte_hash keyed by the full 32-bit R_Key with lock-free
+/*
+ * The R_Key table (private; its readers' face is mwp_keys.h): rte_hash keyed by the full 32-bit R_Key with lock-free
  * readers (RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF); each value points to an
  * immutable descriptor of one binding.  A rebind publishes a new descriptor
  * under the new key and deletes the old key; descriptors and hash slots
@@ -24,43 +23,7 @@
 #endif
 #include <rte_rcu_qsbr.h>
 
-/** What a key names. */
-enum mwp_key_kind {
-	MWP_KEY_MR = 0,		/**< a memory region */
-	MWP_KEY_MW1 = 1,	/**< a Type 1 memory window */
-	MWP_KEY_MW2 = 2,	/**< a Type 2B memory window (bound to one QP) */
-};
-
-/** One binding, immutable once published.  The first cache line holds
- * what an allowed access reads (mwp_access_decide's one-pass check). */
-struct mwp_binding {
-	uint32_t rkey;		/**< the full R_Key */
-	uint32_t pd;		/**< PD handle */
-	uint32_t qpn;		/**< MWP_KEY_MW2: the QP it is bound to */
-	uint32_t qpn_mask;	/**< derived (mwp_binding_seal): all ones for
-				 *   MWP_KEY_MW2, else 0 */
-	uint16_t access;	/**< IBV_ACCESS_* granted to remote peers */
-	uint16_t local_access;	/**< MRs: the region's own IBV_ACCESS_* */
-	uint8_t kind;		/**< enum mwp_key_kind */
-	uint8_t zero_based;	/**< addresses are offsets from the start */
-	uint64_t va;		/**< first address peers use (0 if zero_based) */
-	uint64_t fast_len;	/**< derived (mwp_binding_seal): bytes from va
-				 *   inside both the binding and its region,
-				 *   without wrapping past 2^64; 0: none */
-	uint8_t *host;		/**< host address of va */
-	uint64_t length;	/**< bytes */
-	uint8_t *mr_host;	/**< the region's first host byte */
-	/* Counters, on their own line: the only fields written after
-	 * publication (relaxed atomic adds by the lcores). */
-	uint64_t allowed __rte_cache_aligned; /**< accesses allowed */
-	uint64_t denied;	/**< accesses denied */
-	/* Read only when an access is refused or a descriptor is not
-	 * sealed (mwp_access_check): kept off the first line. */
-	uint64_t mr_length;	/**< the region's length */
-} __rte_cache_aligned;
-
-struct mwp_key_table;
-struct ibv_context;
+#include "mwp_keys.h"
 
 /**
  * Create a table.
@@ -116,10 +79,6 @@ int mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b);
  *   0, or -ENOENT.
  */
 int mwp_keys_revoke(struct mwp_key_table *t, uint32_t rkey);
-
-/** Look one key up (readers and writers); NULL if not live. */
-const struct mwp_binding *mwp_keys_lookup(const struct mwp_key_table *t,
-					  uint32_t rkey);
 
 /**
  * Look up a burst of keys at once (the datapath's way): one bulk hash
@@ -178,29 +137,15 @@ uint64_t mwp_keys_lookup_bulk(const struct mwp_key_table *t, const void **keys,
 			      const uint32_t *sig, unsigned int n,
 			      const struct mwp_binding **out);
 
-/** Number of live keys. */
-uint32_t mwp_keys_count(const struct mwp_key_table *t);
-
-/** Called by mwp_keys_walk for each live key. */
-typedef void (*mwp_keys_walk_fn)(const struct mwp_binding *b, void *arg);
-
 /**
  * Call fn for every live key, in table order.  Not against writers: the
  * caller excludes binds, invalidations and registrations meanwhile (the
- * device lock does; see mwp_device_keys_walk).
+ * device lock does; see mwp_device_keys_walk, mwp_verbs.h).
  *
  * @return
  *   Keys visited.
  */
 unsigned int mwp_keys_walk(const struct mwp_key_table *t, mwp_keys_walk_fn fn,
 			   void *arg);
-
-/**
- * mwp_keys_walk over a device's table, holding the device lock: safe while
- * lcores read the table and other threads bind and invalidate (they wait).
- * The descriptors' counters are read as the lcores left them.
- */
-unsigned int mwp_device_keys_walk(struct ibv_context *ctx, mwp_keys_walk_fn fn,
-				  void *arg);
 
 #endif /* RKEY_TBL_H */

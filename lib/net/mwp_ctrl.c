@@ -10,7 +10,8 @@
 #include <rte_byteorder.h>
 #include <rte_ip.h>
 
-#include "mwp_ctrl.h"
+#include "mwp_ctrl_priv.h"
+#include "mwp_neigh_priv.h"
 #include "mwp_names.h"
 
 #define ETH_HLEN	14
@@ -43,24 +44,12 @@ static const char *const ctrl_sym[MWP_CTRL__MAX] = {
 #undef _
 };
 
-static const char *const ctrl_texts[MWP_CTRL__MAX] = {
-#define _(sym, str) str,
-	MWP_FOREACH_CTRL(_)
-#undef _
-};
-
 MWP_NAMES_LOWER(ctrl_name, ctrl_sym, MWP_CTRL__MAX, 24)
 
 const char *
 mwp_ctrl_name(unsigned int c)
 {
 	return c < MWP_CTRL__MAX ? ctrl_name[c] : "?";
-}
-
-const char *
-mwp_ctrl_text(unsigned int c)
-{
-	return c < MWP_CTRL__MAX ? ctrl_texts[c] : "?";
 }
 
 bool

@@ -7,7 +7,7 @@
 #include <rte_common.h>
 #include <rte_hash_crc.h>
 
-#include "mwp_guard.h"
+#include "mwp_guard_priv.h"
 
 /* Entries a source may be found in: its hash's and the next ones. */
 #define PROBES	8

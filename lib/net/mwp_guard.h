@@ -20,11 +20,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include <rte_branch_prediction.h>
-#include <rte_mbuf.h>
-
-#include "roce_parse.h"
-
 /** Sources a queue's guard tracks at once. */
 #define MWP_GUARD_SOURCES	256
 
@@ -47,31 +42,5 @@ struct mwp_guard {
 	uint64_t evicted;	/**< sources forgotten for room */
 	struct mwp_guard_source src[MWP_GUARD_SOURCES];
 };
-
-/** Set g up: threshold refusals block a source for block_ms. */
-void mwp_guard_init(struct mwp_guard *g, uint32_t threshold, uint32_t block_ms,
-		    uint64_t tsc_hz);
-
-/** A request from ip was refused for key, bounds or access, or named a
- *  QP that does not exist, at now. */
-void mwp_guard_refused(struct mwp_guard *g, const uint8_t ip[16], uint64_t now);
-
-/**
- * Is ip blocked at now?  If so the frame is counted against it.  Cheap
- * when nothing is blocked: callers test g->nb_blocked first.
- */
-bool mwp_guard_blocked(struct mwp_guard *g, const uint8_t ip[16], uint64_t now);
-
-/** Is the source of a parsed RoCE frame blocked at now (counted against
- *  it if so)?  One test when nothing is blocked. */
-static inline bool
-mwp_guard_blocked_frame(struct mwp_guard *g, const struct rte_mbuf *m, const struct mwp_pkt *p,
-			uint64_t now)
-{
-	uint8_t ip[16];
-
-	return unlikely(g->nb_blocked != 0) &&
-	       mwp_guard_blocked(g, mwp_pkt_src_ip(m, p, ip), now);
-}
 
 #endif /* MWP_GUARD_H */

@@ -13,7 +13,7 @@
 #include <rte_malloc.h>
 
 #include "mwp_errno.h"
-#include "mwp_neigh.h"
+#include "mwp_neigh_priv.h"
 
 #define DEFAULT_SIZE		256
 #define DEFAULT_REACHABLE_MS	30000

@@ -7,6 +7,7 @@
 #include <rte_malloc.h>
 
 #include "mwp_errno.h"
+#include "mwp_neigh_priv.h"
 #include "mwp_port.h"
 
 bool

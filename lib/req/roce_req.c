@@ -20,7 +20,8 @@
  */
 #include <string.h>
 
-#include "mwp_ctrl.h"
+#include "mwp_ctrl_priv.h"
+#include "mwp_neigh_priv.h"
 #include "mwp_port.h"
 #include "mwp_wqe.h"
 #include "roce_build.h"

@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "mwp_ctrl.h"
+#include "mwp_ctrl_priv.h"
 #include "mwp_drop.h"
 #include "mwp_priv.h"
 #include "roce_tx.h"

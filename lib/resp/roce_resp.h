@@ -24,7 +24,7 @@
 
 #include <rte_mbuf.h>
 
-#include "mwp_guard.h"
+#include "mwp_guard_priv.h"
 #include "mwp_port.h"
 #include "mwp_priv.h"
 #include "mwp_stats.h"

@@ -23,7 +23,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "mwp_access.h"
+#include "mwp_deny.h"
 
 /** Per-QP responder counters, written by the owning lcore only. */
 struct mwp_qp_stats {

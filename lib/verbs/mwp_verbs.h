@@ -29,6 +29,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "mwp_keys.h"
+
 struct rte_ether_addr;
 
 /** What mwp_open_device creates. */
@@ -311,7 +313,16 @@ int mwp_reader_unregister(struct ibv_context *ctx, unsigned int thread_id);
 
 struct mwp_key_table;
 
-/** The device's R_Key table, for the datapath (see rkey_tbl.h). */
+/** The device's R_Key table, for its readers (mwp_keys.h). */
 struct mwp_key_table *mwp_device_keys(struct ibv_context *ctx);
+
+/**
+ * mwp_keys_walk over a device's table, holding the device lock: safe while
+ * lcores read the table and other threads bind and invalidate (they wait).
+ * The descriptors' counters are read as the lcores left them.
+ */
+unsigned int mwp_device_keys_walk(struct ibv_context *ctx, mwp_keys_walk_fn fn,
+				  void *arg);
+
 
 #endif /* MWP_VERBS_H */

@@ -4,8 +4,8 @@
 
 /*
  * The ICRCs of a burst, collected frame by frame and computed together by
- * the multi-buffer CRC (private to libmwpath).  The responder adds each
- * frame while it classifies it, so the frame is read once;
+ * the multi-buffer CRC (private to libmwpath).  A queue's rx sorter adds
+ * each frame while it sorts it, so the frame is read once;
  * mwp_icrc_verify_burst and mwp_icrc_fill_burst are built on the same
  * set.
  */
@@ -21,7 +21,7 @@
 #include "roce_icrc.h"
 #include "roce_parse.h"
 
-/* Frames one set holds (a whole responder burst). */
+/* Frames one set holds (a whole rx burst). */
 #define MWP_ICRC_SET_MAX 64
 
 /* Masks for [IPv6][front padding] and whether the CPU has what

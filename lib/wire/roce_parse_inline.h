@@ -4,8 +4,8 @@
 
 /*
  * The parser itself, inline (private to libmwpath): roce_parse.c wraps it
- * as mwp_parse and mwp_parse_burst, and the responder's burst loop
- * (roce_resp_burst.c) runs it in the same pass as its own classification.
+ * as mwp_parse and mwp_parse_burst, and a queue's rx sorter
+ * (engine/mwp_rx.c) runs it in the same pass as its own sorting.
  */
 
 #include <rte_branch_prediction.h>
@@ -268,7 +268,7 @@ mwp_parse_fast(const struct rte_mbuf *m, struct mwp_pkt *p)
 	return op;
 }
 
-/* mwp_parse, inline: the responder's burst loop and mwp_parse_burst call
+/* mwp_parse, inline: a queue's rx sorter and mwp_parse_burst call
  * it once per frame, where a call costs more than some of the checks. */
 static __rte_always_inline enum mwp_drop
 mwp_parse_inline(const struct rte_mbuf *m, struct mwp_pkt *p)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The control path (lib/port/mwp_ctrl.c): ARP, IPv6 neighbour discovery and
+ * The control path (lib/net/mwp_ctrl.c): ARP, IPv6 neighbour discovery and
  * ICMP / ICMPv6 echo.  Requests are built here byte by byte; replies are
  * read field by field, their checksums recomputed with this file's own
  * RFC 1071 sum.  Every truncation and every bad field of each request is
@@ -11,7 +11,8 @@
 
 #include <criterion/criterion.h>
 
-#include "mwp_ctrl.h"
+#include "mwp_ctrl_priv.h"
+#include "mwp_neigh_priv.h"
 #include "mwp_neigh.h"
 #include "test_eal.h"
 

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The neighbour table (lib/port/mwp_neigh.c) on a fake clock (1 GHz): a miss
+ * The neighbour table (lib/net/mwp_neigh.c) on a fake clock (1 GHz): a miss
  * asks by broadcast and waits; answers make entries REACHABLE, time makes
  * them STALE (still used, confirmed by unicast probes); unanswered probes
  * fail them for a while; unsolicited news never evicts what is in use.
  */
 #include <criterion/criterion.h>
 
-#include "mwp_neigh.h"
+#include "mwp_neigh_priv.h"
 #include "test_eal.h"
 
 #define HZ UINT64_C(1000000000)
