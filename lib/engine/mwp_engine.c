@@ -274,7 +274,7 @@ run_sq(struct mwp_engine *e, struct mwp_qp *qp)
 	if (pthread_mutex_trylock(&qp->dev->lock) != 0) {
 		e->st.sq_deferred++;
 		mwp_sched_kick_sq(qp);		/* again on the next pass */
-		return (unsigned int)mwp_cq_deliver_sq(qp);
+		return (unsigned int)mwp_sq_deliver(qp);
 	}
 	n = (unsigned int)mwp_sq_run(qp, UINT32_MAX);
 	pthread_mutex_unlock(&qp->dev->lock);

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "mwp_wqe.h"
-#include "roce_req_priv.h"
+#include "roce_comp.h"
 
 uint64_t
 mwp_ack_timeout_ns(uint8_t timeout)
@@ -111,9 +111,9 @@ mwp_comp_fail(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status st)
 		return;
 	if (e->rd_atomic && e->started)
 		qp->req.rd_out--;
-	mwp_cq_send_done(qp, e, st);
-	mwp_qp_req_stop(qp);
-	mwp_cq_deliver_sq(qp);
+	mwp_sq_done(qp, e, st);
+	mwp_sq_req_stop(qp);
+	mwp_sq_deliver(qp);
 }
 
 void
@@ -121,7 +121,7 @@ mwp_comp_complete(struct mwp_qp *qp, struct mwp_swqe *e)
 {
 	if (e->rd_atomic)
 		qp->req.rd_out--;
-	mwp_cq_send_done(qp, e, IBV_WC_SUCCESS);
+	mwp_sq_done(qp, e, IBV_WC_SUCCESS);
 }
 
 /* A retry (timeout, sequence NAK, implicit NAK): one of retry_cnt, then
@@ -186,7 +186,7 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 			if (moved)
 				progress(qp);
 			nak_retry(qp, r->una);
-			mwp_cq_deliver_sq(qp);
+			mwp_sq_deliver(qp);
 			return false;
 		}
 		if (psn_diff(q, e->last_psn) >= 0) {
@@ -199,7 +199,7 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 	}
 	if (moved) {
 		progress(qp);
-		mwp_cq_deliver_sq(qp);
+		mwp_sq_deliver(qp);
 	}
 	return true;
 }
@@ -304,7 +304,7 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 	qp->req.st.acks++;
 	mwp_comp_complete(qp, e);
 	progress(qp);
-	mwp_cq_deliver_sq(qp);
+	mwp_sq_deliver(qp);
 	return MWP_DROP_NONE;
 }
 
@@ -374,7 +374,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 	if (q == e->last_psn)
 		mwp_comp_complete(qp, e);
 	progress(qp);
-	mwp_cq_deliver_sq(qp);
+	mwp_sq_deliver(qp);
 	return MWP_DROP_NONE;
 }
 
@@ -448,7 +448,7 @@ on_timer(struct mwp_timer *t, uint64_t now)
 		r->retrying = 1;
 		go_back(qp, r->una);
 	}
-	mwp_cq_deliver_sq(qp);
+	mwp_sq_deliver(qp);
 }
 
 void

@@ -25,7 +25,7 @@
 #include "mwp_port.h"
 #include "mwp_wqe.h"
 #include "roce_build.h"
-#include "roce_req_priv.h"
+#include "roce_comp.h"
 
 /* How often a requester without the peer's MAC looks again (the
  * neighbour table paces its own probes). */
@@ -346,7 +346,7 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 			if (!rc) {
 				/* UC: complete once sent */
 				mwp_comp_complete(qp, e);
-				mwp_cq_deliver_sq(qp);
+				mwp_sq_deliver(qp);
 			}
 		}
 	}

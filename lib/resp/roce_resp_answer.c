@@ -13,7 +13,7 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
-#include "roce_resp_priv.h"
+#include "roce_resp_answer.h"
 
 /* Answer where the request came from, as a RoCE NIC does: addresses
  * swapped, the request's UDP source port, its DSCP without ECN. */
@@ -75,7 +75,7 @@ mwp_resp_fatal_effects(struct mwp_qp *qp, uint8_t syn)
 	if (r->recv_held) {
 		r->recv_held = 0;
 		r->in_msg = 0;
-		mwp_cq_recv_done(qp, &r->recv, IBV_WC_RECV, 0, 0, 0,
+		mwp_rq_done(qp, &r->recv, IBV_WC_RECV, 0, 0, 0,
 				 syn == ROCE_AETH_NAK_REM_ACC ? IBV_WC_REM_ACCESS_ERR :
 				 syn == ROCE_AETH_NAK_REM_OP ? IBV_WC_REM_OP_ERR :
 				 IBV_WC_REM_INV_REQ_ERR);

@@ -21,6 +21,7 @@
 #include <rte_ring_elem.h>
 
 #include "mwp_tsan.h"
+#include "roce_resp_answer.h"
 #include "roce_resp_check.h"
 
 /* ---- execution ---- */
@@ -158,7 +159,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 
 		if (rte_ring_dequeue_elem(qp->rq, &rw, sizeof(rw)) == 0) {
 			MWP_TSAN_ACQUIRE(qp->rq);
-			mwp_cq_recv_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM,
+			mwp_rq_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM,
 				first ? (uint32_t)a->q.len : r->w_total,
 				IBV_WC_WITH_IMM,
 				((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm,
@@ -243,7 +244,7 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 		 * in error */
 		r->in_msg = 0;
 		r->recv_held = 0;
-		mwp_cq_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0,
+		mwp_rq_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0,
 				 IBV_WC_LOC_LEN_ERR);
 		return mwp_verdict(MWP_V_INVALID, 0);
 	}
@@ -272,7 +273,7 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 	if (status == IBV_WC_SUCCESS)
 		r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	r->recv_held = 0;
-	mwp_cq_recv_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, flags, imm_inv, status);
+	mwp_rq_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, flags, imm_inv, status);
 	if (status != IBV_WC_SUCCESS)
 		/* never "success" for a bad invalidation (rxe ACKs it) */
 		return mwp_verdict(MWP_V_INVALID, 0);

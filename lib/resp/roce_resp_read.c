@@ -7,7 +7,7 @@
  * section 3 step 8).  Answers owed after a READ wait behind it in the
  * same queue.
  */
-#include "roce_resp_priv.h"
+#include "roce_resp_answer.h"
 
 void
 mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)

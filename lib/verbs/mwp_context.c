@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "mwp_errno.h"
+#include "mwp_post.h"
 #include "mwp_priv.h"
 
 /* The device's ops: the inline verbs of <infiniband/verbs.h> call these. */

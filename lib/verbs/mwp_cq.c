@@ -1,12 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Completion queues, and the completions that reach them: a QP's send
- * WQEs in posting order from its send queue's window (mwp_sq.c), each
- * when it is complete -- an invalidation only after an RCU grace period
- * (C10-68) -- and its receives as the responder consumes them.  A full
- * CQ is an overrun: the QP goes to ERR and the completion waits, never
- * dropped.  Pushed by the thread that runs the QP; polled by any one
- * consumer thread per CQ.
+ * Completion queues: a ring of work completions, pushed by the thread
+ * that runs a QP (its send queue's completions: mwp_sq.c; its receives':
+ * mwp_rq.c) and polled by any one consumer thread per CQ, with the
+ * completion events of a channel.  A full CQ is an overrun, counted and
+ * told once.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,7 +17,6 @@
 
 #include "mwp_cq.h"
 #include "mwp_errno.h"
-#include "mwp_sched.h"
 #include "mwp_tsan.h"
 #include "mwp_verbs.h"
 
@@ -67,10 +64,8 @@ mwp_destroy_cq(struct ibv_cq *ibcq)
 	return mwp_dev_obj_del(&to_mcq(ibcq)->obj);
 }
 
-/* A completion the CQ could not take: counted; the CQ is in error from
- * its first overrun (verbs), and told so. */
-static void
-cq_overrun(struct mwp_cq *cq)
+void
+mwp_cq_overrun(struct mwp_cq *cq)
 {
 	if (cq->overruns++ == 0)
 		mwp_dev_async(to_mdev(cq->ibcq.context), (struct ibv_async_event){
@@ -82,7 +77,7 @@ mwp_cq_push(struct mwp_cq *cq, const struct ibv_wc *wc)
 {
 	MWP_TSAN_RELEASE(cq->ring);
 	if (rte_ring_enqueue_elem(cq->ring, (void *)(uintptr_t)wc, sizeof(*wc)) != 0) {
-		cq_overrun(cq);
+		mwp_cq_overrun(cq);
 		return -ENOSPC;
 	}
 	if (likely(cq->event == NULL))
@@ -134,131 +129,4 @@ mwp_op_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	/* seq_cst: before the program's next poll reads the ring */
 	__atomic_store_n(&cq->armed, 1, __ATOMIC_SEQ_CST);
 	return 0;
-}
-
-/* A QP whose completion its CQ could not take: in error, and told so
- * once (the completion is tried again until the CQ has room). */
-static void
-overrun(struct mwp_qp *qp)
-{
-	const bool was_err = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE) == IBV_QPS_ERR;
-
-	mwp_qp_to_err(qp);
-	if (!was_err)
-		mwp_dev_async(qp->dev, (struct ibv_async_event){
-			.element.qp = &qp->ibqp, .event_type = IBV_EVENT_QP_FATAL });
-}
-
-/* ---- send completions, in posting order ---- */
-
-/* Deliver completed entries in order; stop at the first that is not
- * complete, or when the CQ is full (an overrun: the QP goes to ERR and the
- * completion waits, never dropped). */
-int
-mwp_cq_deliver_sq(struct mwp_qp *qp)
-{
-	int n = 0;
-
-	while (qp->sq_head != qp->sq_tail) {
-		struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_head);
-
-		if (e->state == MWP_SWQE_REQ)
-			break;
-		if (e->state == MWP_SWQE_GRACE &&
-		    rte_rcu_qsbr_check(qp->dev->rcu, e->token, false) != 1) {
-			/* look again on the engine's next pass */
-			mwp_sched_kick_sq(qp);
-			break;
-		}
-		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
-		    mwp_cq_push(qp->scq, &e->wc) != 0) {
-			overrun(qp);
-			break;
-		}
-		if (e->det_bind)
-			qp->det_bind_out--;
-		qp->sq_head++;
-		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
-		n++;
-	}
-	/* the head of the ring may have waited for these (LOCAL_INV's
-	 * implicit fence, a DET bind's) */
-	if (n != 0 && rte_ring_count(qp->sq) != 0)
-		mwp_sched_kick_sq(qp);
-	return n;
-}
-
-void
-mwp_cq_send_done(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status status)
-{
-	e->state = MWP_SWQE_READY;
-	e->wc.status = status;
-	/* bytes only where verbs providers give them (mlx5): a READ's, an
-	 * ATOMIC's 8; not a SEND's or a WRITE's */
-	if (status == IBV_WC_SUCCESS && e->w.opcode == IBV_WR_RDMA_READ)
-		e->wc.byte_len = e->total;
-	else if (status == IBV_WC_SUCCESS && e->rd_atomic)
-		e->wc.byte_len = sizeof(uint64_t);
-	if (e->rd_atomic) {
-		qp->rd_atomic_out--;
-		e->rd_atomic = 0;
-	}
-	if (status != IBV_WC_SUCCESS)
-		mwp_qp_to_err(qp);
-	/* a WQE may have waited for this one (a fence, LOCAL_INV) */
-	if (rte_ring_count(qp->sq) != 0 || status != IBV_WC_SUCCESS)
-		mwp_sched_kick_sq(qp);
-}
-
-/* ---- receive completions ---- */
-
-/* The completion of a receive already taken from the ring (the responder
- * holds it while a SEND fills it).  0, or -ENOSPC on a CQ overrun (the QP
- * goes to ERR). */
-int
-mwp_cq_recv_done(struct mwp_qp *qp, const struct mwp_rwqe *r,
-		 enum ibv_wc_opcode opcode, uint32_t byte_len, unsigned int wc_flags,
-		 uint32_t imm_or_inv, enum ibv_wc_status status)
-{
-	struct ibv_wc wc = {
-		.wr_id = r->wr_id, .status = status, .opcode = opcode,
-		.byte_len = byte_len, .qp_num = qp->ibqp.qp_num,
-		.wc_flags = wc_flags,
-	};
-
-	if (wc_flags & IBV_WC_WITH_INV)
-		wc.invalidated_rkey = imm_or_inv;
-	else if (wc_flags & IBV_WC_WITH_IMM)
-		wc.imm_data = imm_or_inv;
-	if (status != IBV_WC_SUCCESS)
-		mwp_qp_to_err(qp);
-	if (mwp_cq_push(qp->rcq, &wc) != 0) {
-		overrun(qp);
-		return -ENOSPC;
-	}
-	return 0;
-}
-
-int
-mwp_cq_recv_complete(struct ibv_qp *ibqp, enum ibv_wc_opcode opcode,
-		     uint32_t byte_len, unsigned int wc_flags, uint32_t imm_or_inv,
-		     enum ibv_wc_status status, uint64_t *wr_id)
-{
-	struct mwp_qp *qp = to_mqp(ibqp);
-	struct mwp_rwqe r;
-
-	if (rte_ring_dequeue_bulk_elem_start(qp->rq, &r, sizeof(r), 1, NULL) != 1)
-		return -ENOENT;
-	MWP_TSAN_ACQUIRE(qp->rq);
-	/* keep the receive posted if the CQ cannot take its completion */
-	if (rte_ring_free_count(qp->rcq->ring) == 0) {
-		rte_ring_dequeue_elem_finish(qp->rq, 0);
-		cq_overrun(qp->rcq);
-		overrun(qp);
-		return -ENOSPC;
-	}
-	rte_ring_dequeue_elem_finish(qp->rq, 1);
-	if (wr_id != NULL)
-		*wr_id = r.wr_id;
-	return mwp_cq_recv_done(qp, &r, opcode, byte_len, wc_flags, imm_or_inv, status);
 }

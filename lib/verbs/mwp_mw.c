@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Memory windows: allocation, Type 1 binds posted by ibv_bind_mw, the
- * DET-style bind, deallocation, and the rules every bind and LOCAL_INV
- * executes by (memory-windows.md sections 2 and 4) when its send queue
- * reaches it (mwp_sq.c); remote invalidation (the responder's).  Type 2
- * binds and LOCAL_INV are posted with ibv_post_send (mwp_qp.c).
+ * Memory windows: allocation, deallocation, and the rules every bind and
+ * LOCAL_INV executes by (memory-windows.md sections 2 and 4) when its
+ * send queue reaches it (mwp_sq.c); remote invalidation (the
+ * responder's).  Binds and LOCAL_INV are posted in mwp_post.c: Type 1
+ * binds by ibv_bind_mw and the DET-style bind, the rest with
+ * ibv_post_send.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -84,101 +85,6 @@ mwp_op_dealloc_mw(struct ibv_mw *ibmw)
 	if (revoked)
 		rte_rcu_qsbr_synchronize(d->rcu, RTE_QSBR_THRID_INVALID);
 	free(mw);
-	return 0;
-}
-
-/* Post-time checks shared by the Type 1 verb and the DET call, and the
- * post itself: the new key is written to mw->rkey when the bind is posted
- * (the consumer restores it if the completion fails). */
-static int
-post_type1_bind(struct ibv_qp *qp, struct ibv_mw *mw,
-		const struct ibv_mw_bind_info *bi, uint64_t wr_id,
-		uint32_t wqe_flags)
-{
-	struct mwp_wqe w = { 0 };
-	int ret;
-
-	w.wr_id = wr_id;
-	w.opcode = IBV_WR_BIND_MW;
-	w.flags = wqe_flags | MWP_WQE_F_TYPE1;
-	w.bind.mw_index = to_mmw(mw)->index;
-	w.bind.mw_rkey = mw->rkey;
-	/* the verbs leave the key byte of a Type 1 bind to the device */
-	w.bind.new_rkey = (mw->rkey & ~0xffu) |
-			  mwp_key_byte_next((uint8_t)mw->rkey, to_mdev(mw->context)->sequential);
-	w.bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
-	w.bind.addr = bi->addr;
-	w.bind.length = bi->length;
-	w.bind.access = bi->mw_access_flags;
-	ret = mwp_sq_post(to_mqp(qp), &w);
-	if (ret == 0)
-		mw->rkey = w.bind.new_rkey;
-	return ret;
-}
-
-int
-mwp_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
-{
-	const struct ibv_mw_bind_info *bi = &b->bind_info;
-
-	/* ibv_bind_mw() checked the type, mr == NULL with a range, and the
-	 * MR's PD; check again for callers of the op itself. */
-	if (mw->type != IBV_MW_TYPE_1 || (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED) ||
-	    (bi->mr == NULL && (bi->addr != 0 || bi->length != 0)))
-		return EINVAL;
-	if (bi->mr != NULL && bi->mr->pd != mw->pd)
-		return EPERM;
-	if (qp->context != mw->context)
-		return EINVAL;
-	return post_type1_bind(qp, mw, bi, b->wr_id,
-			       (b->send_flags & IBV_SEND_SIGNALED) ?
-			       MWP_WQE_F_SIGNALED : 0);
-}
-
-int
-mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
-	     uint64_t addr, uint64_t length, unsigned int access,
-	     uint64_t wr_id, uint32_t *rkey)
-{
-	const unsigned int remote = IBV_ACCESS_REMOTE_READ |
-				    IBV_ACCESS_REMOTE_WRITE |
-				    IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_mw_bind_info bi = {
-		.mr = mr, .addr = addr, .length = length,
-		.mw_access_flags = access,
-	};
-	struct mwp_mr *m;
-	uint64_t off;
-	int ret;
-
-	if (qp == NULL || mw == NULL || rkey == NULL || mw->type != IBV_MW_TYPE_1 ||
-	    (access & ~remote) != 0 || (mr == NULL && length != 0))
-		return EINVAL;
-	if (qp->state != IBV_QPS_RTS)
-		return ENOTCONN;
-	if (qp->pd != mw->pd || (mr != NULL && mr->pd != mw->pd))
-		return EPERM;
-	if (length != 0) {
-		m = to_mmr(mr);
-		if (!(m->access & IBV_ACCESS_MW_BIND) ||
-		    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
-		     !(m->access & IBV_ACCESS_LOCAL_WRITE)))
-			return EACCES;
-		if (addr + length < addr)
-			return EFAULT;
-		if (!mwp_mr_range(m, addr, length, &off))
-			return ERANGE;
-	} else {
-		bi.mr = NULL;
-		bi.addr = 0;
-	}
-	ret = post_type1_bind(qp, mw, &bi, wr_id,
-			      MWP_WQE_F_SIGNALED | MWP_WQE_F_DET_BIND);
-	if (ret == ENOMEM)
-		return ENOSPC;	/* DET's word for a full send queue */
-	if (ret != 0)
-		return ret;
-	*rkey = mw->rkey;
 	return 0;
 }
 

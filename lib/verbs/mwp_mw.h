@@ -28,7 +28,6 @@ struct mwp_mw {
 struct mwp_mw *mwp_mw_by_key(struct mwp_dev *d, uint32_t key);
 struct ibv_mw *mwp_op_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int mwp_op_dealloc_mw(struct ibv_mw *mw);
-int mwp_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b);
 uint32_t mwp_mw_unbind_locked(struct mwp_dev *d, struct mwp_mw *mw);
 
 /*

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Posting (ibv_post_send, ibv_post_recv): each work request checked
- * against its QP and made a WQE at post time -- from any thread, with no
- * lock -- then put on the QP's send ring, where its engine runs it
- * (mwp_sq.c), or on its receive ring, where the responder takes it.  And
- * what a program may ask of a send queue's progress.
+ * Posting to a send queue (ibv_post_send, ibv_bind_mw, mwp_det_bind):
+ * each work request checked against its QP and made a WQE at post time
+ * -- from any thread, with no lock -- then put on the QP's send ring,
+ * where its engine runs it (mwp_sq.c).  And what a program may ask of a
+ * send queue's progress.  Receives are posted in mwp_rq.c.
  */
 #include <errno.h>
 #include <string.h>
 
 #include <rte_ring_elem.h>
 
+#include "mwp_keygen.h"
 #include "mwp_mw.h"
-#include "mwp_qp.h"
-#include "mwp_tsan.h"
+#include "mwp_post.h"
+#include "mwp_sq.h"
 
 /* Which opcodes each transport may post (IBA 10.8.2; rxe's table). */
 static bool
@@ -152,34 +153,101 @@ mwp_op_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
-int
-mwp_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		 struct ibv_recv_wr **bad_wr)
+/* ---- windows: Type 1 binds ---- */
+
+/* Post-time checks shared by the Type 1 verb and the DET call, and the
+ * post itself: the new key is written to mw->rkey when the bind is posted
+ * (the consumer restores it if the completion fails). */
+static int
+post_type1_bind(struct ibv_qp *qp, struct ibv_mw *mw,
+		const struct ibv_mw_bind_info *bi, uint64_t wr_id,
+		uint32_t wqe_flags)
 {
-	struct mwp_qp *qp = to_mqp(ibqp);
-	enum ibv_qp_state st = __atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE);
-	int ret = 0;
+	struct mwp_wqe w = { 0 };
+	int ret;
 
-	for (; wr != NULL; wr = wr->next) {
-		struct mwp_rwqe r = { .wr_id = wr->wr_id };
-
-		if (st == IBV_QPS_RESET || wr->num_sge < 0 ||
-		    (uint32_t)wr->num_sge > qp->cap.max_recv_sge) {
-			ret = EINVAL;
-			break;
-		}
-		r.num_sge = (uint32_t)wr->num_sge;
-		if (wr->num_sge > 0)
-			memcpy(r.sge, wr->sg_list, sizeof(r.sge[0]) * (size_t)wr->num_sge);
-		MWP_TSAN_RELEASE(qp->rq);
-		if (rte_ring_enqueue_elem(qp->rq, &r, sizeof(r)) != 0) {
-			ret = ENOMEM;
-			break;
-		}
-	}
-	if (ret != 0 && bad_wr != NULL)
-		*bad_wr = wr;
+	w.wr_id = wr_id;
+	w.opcode = IBV_WR_BIND_MW;
+	w.flags = wqe_flags | MWP_WQE_F_TYPE1;
+	w.bind.mw_index = to_mmw(mw)->index;
+	w.bind.mw_rkey = mw->rkey;
+	/* the verbs leave the key byte of a Type 1 bind to the device */
+	w.bind.new_rkey = (mw->rkey & ~0xffu) |
+			  mwp_key_byte_next((uint8_t)mw->rkey, to_mdev(mw->context)->sequential);
+	w.bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
+	w.bind.addr = bi->addr;
+	w.bind.length = bi->length;
+	w.bind.access = bi->mw_access_flags;
+	ret = mwp_sq_post(to_mqp(qp), &w);
+	if (ret == 0)
+		mw->rkey = w.bind.new_rkey;
 	return ret;
+}
+
+int
+mwp_op_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *b)
+{
+	const struct ibv_mw_bind_info *bi = &b->bind_info;
+
+	/* ibv_bind_mw() checked the type, mr == NULL with a range, and the
+	 * MR's PD; check again for callers of the op itself. */
+	if (mw->type != IBV_MW_TYPE_1 || (bi->mw_access_flags & IBV_ACCESS_ZERO_BASED) ||
+	    (bi->mr == NULL && (bi->addr != 0 || bi->length != 0)))
+		return EINVAL;
+	if (bi->mr != NULL && bi->mr->pd != mw->pd)
+		return EPERM;
+	if (qp->context != mw->context)
+		return EINVAL;
+	return post_type1_bind(qp, mw, bi, b->wr_id,
+			       (b->send_flags & IBV_SEND_SIGNALED) ?
+			       MWP_WQE_F_SIGNALED : 0);
+}
+
+int
+mwp_det_bind(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mr *mr,
+	     uint64_t addr, uint64_t length, unsigned int access,
+	     uint64_t wr_id, uint32_t *rkey)
+{
+	const unsigned int remote = IBV_ACCESS_REMOTE_READ |
+				    IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_mw_bind_info bi = {
+		.mr = mr, .addr = addr, .length = length,
+		.mw_access_flags = access,
+	};
+	struct mwp_mr *m;
+	uint64_t off;
+	int ret;
+
+	if (qp == NULL || mw == NULL || rkey == NULL || mw->type != IBV_MW_TYPE_1 ||
+	    (access & ~remote) != 0 || (mr == NULL && length != 0))
+		return EINVAL;
+	if (qp->state != IBV_QPS_RTS)
+		return ENOTCONN;
+	if (qp->pd != mw->pd || (mr != NULL && mr->pd != mw->pd))
+		return EPERM;
+	if (length != 0) {
+		m = to_mmr(mr);
+		if (!(m->access & IBV_ACCESS_MW_BIND) ||
+		    ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+		     !(m->access & IBV_ACCESS_LOCAL_WRITE)))
+			return EACCES;
+		if (addr + length < addr)
+			return EFAULT;
+		if (!mwp_mr_range(m, addr, length, &off))
+			return ERANGE;
+	} else {
+		bi.mr = NULL;
+		bi.addr = 0;
+	}
+	ret = post_type1_bind(qp, mw, &bi, wr_id,
+			      MWP_WQE_F_SIGNALED | MWP_WQE_F_DET_BIND);
+	if (ret == ENOMEM)
+		return ENOSPC;	/* DET's word for a full send queue */
+	if (ret != 0)
+		return ret;
+	*rkey = mw->rkey;
+	return 0;
 }
 
 unsigned int

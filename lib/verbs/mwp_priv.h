@@ -16,6 +16,9 @@
 #include "mwp_mw.h"
 #include "mwp_cq.h"
 #include "mwp_qp.h"
+#include "mwp_rq.h"
+#include "mwp_sq.h"
+#include "mwp_wqe.h"
 #include "mwp_sched.h"
 
 #endif /* MWP_PRIV_H */

@@ -2,10 +2,10 @@
 #ifndef MWP_QP_H
 #define MWP_QP_H
 
-/* A queue pair: its send queue (posted WQEs, then the window that holds
- * each until its completion; mwp_sq.c), its receive queue, and the state
- * of its requester (req/) and responder (resp/) sides (mwp_qp.c).
- * Private. */
+/* A queue pair (mwp_qp.c): its send queue (posted WQEs, then the window
+ * that holds each until its completion; mwp_sq.c), its receive queue
+ * (mwp_rq.c), and the state of its requester (req/) and responder
+ * (resp/) sides.  Private. */
 
 #include <rte_ring.h>
 
@@ -262,25 +262,6 @@ mwp_qp_mtu_bytes(const struct mwp_qp *qp)
 
 #define to_mqp(q)	container_of(q, struct mwp_qp, ibqp)
 
-int mwp_op_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		     struct ibv_send_wr **bad_wr);
-int mwp_op_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
-		     struct ibv_recv_wr **bad_wr);
-
-/*
- * The QP's send queue (mwp_sq.c).  Everything but mwp_sq_post runs on the
- * thread that runs the QP: its engine's, or mwp_poll's (holding the device
- * lock) when it has none or its engine is stopped.
- */
-int mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w);
-/* Execute up to max of the WQEs posted, in order, as far as they can go
- * (binds and invalidations need the device lock: a caller passes max > 0
- * only while it holds it), deliver completions in order, flush in ERR.
- * Returns the work done. */
-int mwp_sq_run(struct mwp_qp *qp, unsigned int max);
-/* Drop everything without completions (RESET). */
-void mwp_sq_reset(struct mwp_qp *qp);
-
 /* Position pos of a QP's send queue window. */
 static inline struct mwp_swqe *
 mwp_swqe_at(const struct mwp_qp *qp, uint32_t pos)
@@ -296,8 +277,12 @@ void mwp_qp_to_err(struct mwp_qp *qp);
  * timer is not armed). */
 void mwp_qp_req_clear(struct mwp_qp *qp);
 
-/* The QP is in ERR: its requester stops -- its timer, its place among
- * its owner's senders (mwp_sq.c). */
-void mwp_qp_req_stop(struct mwp_qp *qp);
+/* The responder's state as a QP in RESET has it: nothing but who it is
+ * (its counters too start over). */
+void mwp_qp_resp_clear(struct mwp_qp *qp);
+
+/* A QP whose completion its CQ could not take: in error, and told so
+ * once (the completion is tried again until the CQ has room). */
+void mwp_qp_overrun(struct mwp_qp *qp);
 
 #endif /* MWP_QP_H */

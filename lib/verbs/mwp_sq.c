@@ -18,9 +18,11 @@
 
 #include <rte_ring_elem.h>
 
+#include "mwp_cq.h"
 #include "mwp_mw.h"
-#include "mwp_qp.h"
+#include "mwp_rq.h"
 #include "mwp_sched.h"
+#include "mwp_sq.h"
 #include "mwp_tsan.h"
 #include "mwp_wqe.h"
 
@@ -73,6 +75,67 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 	}
 	mwp_sched_doorbell(qp);
 	return 0;
+}
+
+/* ---- completions, in posting order ---- */
+
+/* Deliver completed entries in order; stop at the first that is not
+ * complete, or when the CQ is full (an overrun: the QP goes to ERR and the
+ * completion waits, never dropped). */
+int
+mwp_sq_deliver(struct mwp_qp *qp)
+{
+	int n = 0;
+
+	while (qp->sq_head != qp->sq_tail) {
+		struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_head);
+
+		if (e->state == MWP_SWQE_REQ)
+			break;
+		if (e->state == MWP_SWQE_GRACE &&
+		    rte_rcu_qsbr_check(qp->dev->rcu, e->token, false) != 1) {
+			/* look again on the engine's next pass */
+			mwp_sched_kick_sq(qp);
+			break;
+		}
+		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
+		    mwp_cq_push(qp->scq, &e->wc) != 0) {
+			mwp_qp_overrun(qp);
+			break;
+		}
+		if (e->det_bind)
+			qp->det_bind_out--;
+		qp->sq_head++;
+		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
+		n++;
+	}
+	/* the head of the ring may have waited for these (LOCAL_INV's
+	 * implicit fence, a DET bind's) */
+	if (n != 0 && rte_ring_count(qp->sq) != 0)
+		mwp_sched_kick_sq(qp);
+	return n;
+}
+
+void
+mwp_sq_done(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status status)
+{
+	e->state = MWP_SWQE_READY;
+	e->wc.status = status;
+	/* bytes only where verbs providers give them (mlx5): a READ's, an
+	 * ATOMIC's 8; not a SEND's or a WRITE's */
+	if (status == IBV_WC_SUCCESS && e->w.opcode == IBV_WR_RDMA_READ)
+		e->wc.byte_len = e->total;
+	else if (status == IBV_WC_SUCCESS && e->rd_atomic)
+		e->wc.byte_len = sizeof(uint64_t);
+	if (e->rd_atomic) {
+		qp->rd_atomic_out--;
+		e->rd_atomic = 0;
+	}
+	if (status != IBV_WC_SUCCESS)
+		mwp_qp_to_err(qp);
+	/* a WQE may have waited for this one (a fence, LOCAL_INV) */
+	if (rte_ring_count(qp->sq) != 0 || status != IBV_WC_SUCCESS)
+		mwp_sched_kick_sq(qp);
 }
 
 /* ---- the window: each WQE from its execution to its completion ---- */
@@ -190,7 +253,7 @@ execute(struct mwp_qp *qp, const struct mwp_wqe *w, bool *failed)
 }
 
 void
-mwp_qp_req_stop(struct mwp_qp *qp)
+mwp_sq_req_stop(struct mwp_qp *qp)
 {
 	struct mwp_req *r = &qp->req;
 
@@ -209,11 +272,10 @@ static int
 flush(struct mwp_qp *qp)
 {
 	struct mwp_wqe w;
-	struct mwp_rwqe r;
 	int n = 0;
 
 	/* requests on the wire will never be answered now */
-	mwp_qp_req_stop(qp);
+	mwp_sq_req_stop(qp);
 	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++) {
 		struct mwp_swqe *e = mwp_swqe_at(qp, pos);
 
@@ -231,20 +293,7 @@ flush(struct mwp_qp *qp)
 		swq_push(qp, &w, IBV_WC_WR_FLUSH_ERR);
 		n++;
 	}
-	while (rte_ring_dequeue_bulk_elem_start(qp->rq, &r, sizeof(r), 1, NULL) == 1) {
-		MWP_TSAN_ACQUIRE(qp->rq);
-		struct ibv_wc wc = {
-			.wr_id = r.wr_id, .status = IBV_WC_WR_FLUSH_ERR,
-			.opcode = IBV_WC_RECV, .qp_num = qp->ibqp.qp_num,
-		};
-
-		if (mwp_cq_push(qp->rcq, &wc) != 0) {
-			rte_ring_dequeue_elem_finish(qp->rq, 0);
-			break;
-		}
-		rte_ring_dequeue_elem_finish(qp->rq, 1);
-		n++;
-	}
+	n += mwp_rq_flush(qp);
 	return n;
 }
 
@@ -259,7 +308,7 @@ mwp_sq_run(struct mwp_qp *qp, unsigned int max)
 	/* until nothing moves: a completion delivered may unblock the head
 	 * (a DET bind's fence, LOCAL_INV's) */
 	do {
-		pass = mwp_cq_deliver_sq(qp);
+		pass = mwp_sq_deliver(qp);
 		while (max != 0 && qp->ibqp.state != IBV_QPS_ERR) {
 			struct mwp_wqe w;
 			bool failed;
@@ -280,7 +329,7 @@ mwp_sq_run(struct mwp_qp *qp, unsigned int max)
 		}
 		if (qp->ibqp.state == IBV_QPS_ERR)
 			pass += flush(qp);
-		pass += mwp_cq_deliver_sq(qp);
+		pass += mwp_sq_deliver(qp);
 		work += pass;
 	} while (pass != 0 && max != 0 && rte_ring_count(qp->sq) != 0);
 	return work;

@@ -627,12 +627,12 @@ Test(order5, receive_completions_carry_byte_len_flags_and_the_invalidated_rkey)
 	struct ibv_wc wc;
 	uint64_t id;
 
-	cr_expect_eq(mwp_cq_recv_complete(qp, IBV_WC_RECV, 1, 0, 0, IBV_WC_SUCCESS, &id),
+	cr_expect_eq(mwp_rq_complete(qp, IBV_WC_RECV, 1, 0, 0, IBV_WC_SUCCESS, &id),
 		     -ENOENT, "no receive posted: the responder answers RNR");
 	r[0].next = &r[1];
 	r[1].next = &r[2];
 	cr_assert_eq(ibv_post_recv(qp, r, &bad), 0);
-	cr_assert_eq(mwp_cq_recv_complete(qp, IBV_WC_RECV, 100, IBV_WC_WITH_INV,
+	cr_assert_eq(mwp_rq_complete(qp, IBV_WC_RECV, 100, IBV_WC_WITH_INV,
 					  0x80000542, IBV_WC_SUCCESS, &id), 0);
 	cr_expect_eq(id, 1);
 	cr_assert(next_wc(&wc));
@@ -642,7 +642,7 @@ Test(order5, receive_completions_carry_byte_len_flags_and_the_invalidated_rkey)
 	cr_expect_eq(wc.wc_flags, IBV_WC_WITH_INV);
 	cr_expect_eq(wc.invalidated_rkey, 0x80000542);
 	cr_expect_eq(wc.qp_num, qp->qp_num);
-	cr_assert_eq(mwp_cq_recv_complete(qp, IBV_WC_RECV_RDMA_WITH_IMM, 0, IBV_WC_WITH_IMM,
+	cr_assert_eq(mwp_rq_complete(qp, IBV_WC_RECV_RDMA_WITH_IMM, 0, IBV_WC_WITH_IMM,
 					  htonl(0xabcd), IBV_WC_SUCCESS, NULL), 0);
 	cr_assert(next_wc(&wc));
 	cr_expect_eq(wc.wr_id, 2);
@@ -650,7 +650,7 @@ Test(order5, receive_completions_carry_byte_len_flags_and_the_invalidated_rkey)
 	cr_expect_eq(wc.imm_data, htonl(0xabcd));
 	/* an error receive completion moves the QP to ERR (REM_INV_REQ_ERR
 	 * for a SEND_WITH_INV naming a bad key, section 4) */
-	cr_assert_eq(mwp_cq_recv_complete(qp, IBV_WC_RECV, 0, 0, 0,
+	cr_assert_eq(mwp_rq_complete(qp, IBV_WC_RECV, 0, 0, 0,
 					  IBV_WC_REM_INV_REQ_ERR, NULL), 0);
 	cr_assert(next_wc(&wc));
 	cr_expect_eq(wc.wr_id, 3);

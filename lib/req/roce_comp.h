@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-#ifndef ROCE_REQ_PRIV_H
-#define ROCE_REQ_PRIV_H
+#ifndef ROCE_COMP_H
+#define ROCE_COMP_H
 
 /*
- * What the requester's two halves share (private to req/): the sender
- * (roce_req.c) completes, fails and times what it sends through the
- * completer (roce_comp.c); the completer makes the sender go back by
- * moving its PSNs and kicking it (mwp_sched.h), never by calling it.
+ * The completer (roce_comp.c) as the sender (roce_req.c) sees it, private
+ * to req/: the sender completes, fails and times what it sends through
+ * the completer; the completer makes the sender go back by moving its
+ * PSNs and kicking it (mwp_sched.h), never by calling it.  And the PSN
+ * arithmetic both use.
  */
 
 #include <stdbool.h>
@@ -42,4 +43,4 @@ void mwp_comp_fail(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status st)
 /* A WQE is complete (acknowledged; UC: sent). */
 void mwp_comp_complete(struct mwp_qp *qp, struct mwp_swqe *e);
 
-#endif /* ROCE_REQ_PRIV_H */
+#endif /* ROCE_COMP_H */
