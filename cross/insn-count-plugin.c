@@ -4,7 +4,7 @@
  * instructions executed inside one function, callees included: from each
  * entry into ENTER until execution is back in one of the LEAVE functions
  * (its callers).  Written for cross/instr-count.sh, which counts
- * mwp_resp_burst in bench_resp as bench/instr_count.sh does on x86 with
+ * mwp_queue_rx in bench_resp as bench/instr_count.sh does on x86 with
  * callgrind.  Debian's qemu-user can load plugins but ships none (nor
  * qemu-plugin.h): the few entry points of plugin API version 1 (QEMU 7.2)
  * used here are declared below.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 #
-# Instructions per request inside mwp_resp_burst on aarch64 (callees
+# Instructions per request inside mwp_queue_rx on aarch64 (callees
 # included), counted under qemu-aarch64 by cross/insn-count-plugin.c: the
 # aarch64 counterpart of bench/instr_count.sh (callgrind, x86), on the same
 # bench_resp workloads (--quick: 2000 bursts of 32, 5 runs, 1K keys).
@@ -24,21 +24,21 @@ ninja -C "$build" bench/bench_resp >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cc -O2 -shared -fPIC -Wall -Wextra -o "$out/insn-count.so" cross/insn-count-plugin.c
-# where mwp_resp_burst returns to: the functions that call it
+# where mwp_queue_rx returns to: the functions that call it
 leave=$(aarch64-linux-gnu-objdump -d --no-show-raw-insn "$build/bench/bench_resp" |
 	awk '/^[0-9a-f]+ <[^>]+>:$/ { fn = substr($2, 2, length($2) - 3) }
-	     /\tbl\t[0-9a-f]+ <mwp_resp_burst>$/ { print fn }' | sort -u | paste -sd:)
-[[ -n $leave ]] || { echo "instr-count: no call to mwp_resp_burst in bench_resp" >&2; exit 1; }
+	     /\tbl\t[0-9a-f]+ <mwp_queue_rx>$/ { print fn }' | sort -u | paste -sd:)
+[[ -n $leave ]] || { echo "instr-count: no call to mwp_queue_rx in bench_resp" >&2; exit 1; }
 names=("64 B WRITE ONLY" "8 B READ" "FETCH_ADD" "WRITE, 10% denied keys"
        "5 KB WRITE, 1 KB packets")
 echo "aarch64 (qemu-aarch64 -cpu $cpu, emulated), $(aarch64-linux-gnu-gcc --version | head -1)"
 printf '%-26s %14s %8s\n' "workload (1K keys)" "instr/request" "calls"
 for w in 0 1 2 3 4; do
 	QEMU_LD_PREFIX=$sysroot qemu-aarch64 -cpu "$cpu" \
-		-plugin "$out/insn-count.so,enter=mwp_resp_burst,leave=$leave" \
+		-plugin "$out/insn-count.so,enter=mwp_queue_rx,leave=$leave" \
 		-d plugin -D "$out/log.$w" \
 		"$build/bench/bench_resp" --quick --workload "$w" >/dev/null 2>&1
-	# insn-count: enter=mwp_resp_burst calls=N insns=M total=T
+	# insn-count: enter=mwp_queue_rx calls=N insns=M total=T
 	awk -v name="${names[$w]}" -F'[ =]' '/^insn-count:/ {
 		for (i = 1; i < NF; i++) { if ($i == "calls") c = $(i + 1); if ($i == "insns") n = $(i + 1) }
 		printf "%-26s %14.1f %8d\n", name, n / (c * 32), c }' "$out/log.$w"
