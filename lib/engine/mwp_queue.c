@@ -133,7 +133,7 @@ mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **txm, uint16_t room)
 	if (!mwp_resp_owes(&q->resp) && TAILQ_EMPTY(&q->own.tx_list))
 		return nb;
 	/* one batch: the responder's READ responses, then the requests */
-	mwp_resp_ctx_init(&c, &q->resp, q->eng->s.now, txm + nb, (uint16_t)(room - nb), false);
+	mwp_resp_ctx_init(&c, &q->resp, txm + nb, (uint16_t)(room - nb), false);
 	mwp_resp_read_owed(&c);
 	mwp_req_send_all(&q->own, &c.tx, &q->ctrl);
 	mwp_tx_finish(&c.tx);

@@ -324,7 +324,7 @@ rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx
 			bad++;
 		}
 
-	mwp_resp_ctx_init(&c, &q->resp, q->eng->s.now, txm, tx_room, true);
+	mwp_resp_ctx_init(&c, &q->resp, txm, tx_room, true);
 	mwp_resp_keys(&c, &keys, nt, p, rq, n);
 	/* the usual burst: requests only, for QPs this queue runs, every
 	 * ICRC good -- all to the responder at once */

@@ -157,9 +157,7 @@ struct mwp_resp_ctx {
 					 * queue's other homes send) */
 	struct mwp_resp_queue *rq;
 	struct mwp_guard *guard;	/* rq's */
-	struct mwp_port *port;
-	struct mwp_stats *st;
-	uint64_t now;			/* the engine's pass */
+	struct mwp_port *port;		/* (its counters: tx.st) */
 	uint64_t gen;			/* the burst's number; 0: no burst */
 	uint16_t nb_dropped;		/* frames it counted as drops */
 	uint16_t nb_dirty;
@@ -170,20 +168,26 @@ struct mwp_resp_ctx {
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
 };
 
-/* A context on rq at now, its batch the room frames of txm; burst: a new
- * burst (its frames' keys are looked up for it), not the queue's tx.
+/* The time of the engine's pass (TSC), for the rare paths that need it
+ * (the guessing defence). */
+static inline uint64_t
+mwp_resp_now(const struct mwp_resp_ctx *c)
+{
+	return c->rq->self->sched->now;
+}
+
+/* A context on rq, its batch the room frames of txm; burst: a new burst
+ * (its frames' keys are looked up for it), not the queue's tx.
  * The scalars only: the arrays are written before they are read
  * (zeroing them all would cost more than some stages). */
 static inline void
-mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_resp_queue *rq, uint64_t now,
+mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_resp_queue *rq,
 		  struct rte_mbuf **txm, uint16_t room, bool burst)
 {
 	mwp_tx_init(&c->tx, txm, room, rq->port->mp, rq->st);
 	c->rq = rq;
 	c->guard = rq->guard;
 	c->port = rq->port;
-	c->st = rq->st;
-	c->now = now;
 	c->gen = burst ? ++rq->bursts : 0;
 	c->nb_dropped = 0;
 	c->nb_dirty = 0;

@@ -118,13 +118,13 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 		uint8_t ip[16];
 
 		qp->resp.st.denied[v.code]++;
-		c->st->denied[v.code]++;
+		c->tx.st->denied[v.code]++;
 		if (b != NULL)
 			__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->denied, 1,
 					   __ATOMIC_RELAXED);
 		/* against its source: the guessing defence */
 		if (m != NULL)
-			mwp_guard_refused(c->guard, mwp_pkt_src_ip(m, p, ip), c->now);
+			mwp_guard_refused(c->guard, mwp_pkt_src_ip(m, p, ip), mwp_resp_now(c));
 	}
 	if (qp->ibqp.qp_type != IBV_QPT_RC) {
 		qp->resp.in_msg = 0;

@@ -31,7 +31,7 @@ resp_emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
 
 	if (unlikely(ret < 0)) {
 		rte_pktmbuf_free(m);
-		c->st->drop[MWP_DROP_NO_MBUF]++;
+		c->tx.st->drop[MWP_DROP_NO_MBUF]++;
 		return;
 	}
 	mwp_tx_queue(&c->tx, m, ret == 1);
@@ -55,13 +55,13 @@ resp_send_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint
 		return;
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
 		qp->resp.st.acks++;
-		c->st->acks++;
+		c->tx.st->acks++;
 	} else if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_RNR_NAK) {
 		qp->resp.st.rnr_naks++;
-		c->st->rnr_naks++;
+		c->tx.st->rnr_naks++;
 	} else {
 		qp->resp.st.naks[syn & 3]++;
-		c->st->naks[syn & 3]++;
+		c->tx.st->naks[syn & 3]++;
 	}
 }
 

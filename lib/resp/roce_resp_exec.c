@@ -313,7 +313,7 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 	struct mwp_resp *r = &qp->resp;
 
 	r->st.duplicates++;
-	c->st->duplicates++;
+	c->tx.st->duplicates++;
 	if (p->mask & ROCE_M_READ) {
 		struct mwp_resp_access a = {
 			.q = {
@@ -469,7 +469,7 @@ mwp_resp_requests(struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		/* a source that guessed too often, on the queue that saw it
 		 * refused (the QP's owner): nothing of it is looked at */
 		if (unlikely(c->guard->nb_blocked != 0) &&
-		    mwp_guard_blocked_frame(c->guard, pkts[i], &p[i], c->now)) {
+		    mwp_guard_blocked_frame(c->guard, pkts[i], &p[i], mwp_resp_now(c))) {
 			drop(c, MWP_DROP_GUESSING);
 			continue;
 		}

@@ -55,7 +55,7 @@ mwp_verdict(enum mwp_vkind kind, unsigned int code)
 static inline void
 drop(struct mwp_resp_ctx *c, enum mwp_drop why)
 {
-	c->st->drop[why]++;
+	c->tx.st->drop[why]++;
 	c->nb_dropped++;
 }
 
