@@ -155,6 +155,8 @@ do_op(struct mwp_engine *e, struct mwp_qp *qp, enum mwp_sched_op op)
 			e->s.dev = qp->dev;
 		TAILQ_INSERT_TAIL(&e->qps, qp, eng_link);
 		e->st.qps++;
+		if (e->s.active)
+			mwp_sched_polled(qp, -1);
 		mwp_req_attach(qp);
 		/* it may have work already (posted before it had an owner) */
 		mwp_sched_kick_sq(qp);
@@ -165,6 +167,8 @@ do_op(struct mwp_engine *e, struct mwp_qp *qp, enum mwp_sched_op op)
 		purge_doorbell(e, qp);
 		TAILQ_REMOVE(&e->qps, qp, eng_link);
 		e->st.qps--;
+		if (e->s.active)
+			mwp_sched_polled(qp, 1);
 		qp->owner = NULL;
 		break;
 	case MWP_SCHED_RESET:
@@ -233,14 +237,17 @@ mwp_engine_start(struct mwp_engine *e)
 
 	if (e->s.dev != NULL)
 		pthread_mutex_lock(&e->s.dev->lock);
-	e->s.active = true;
 	e->s.thread = pthread_self();
 	e->s.now = rte_rdtsc();
-	/* what mwp_poll left: look at every QP once */
+	/* what mwp_poll left: look at every QP once; mwp_poll runs them no
+	 * more */
 	TAILQ_FOREACH(qp, &e->qps, eng_link) {
 		mwp_sched_kick_sq(qp);
 		mwp_sched_kick_tx(qp);
+		if (!e->s.active)
+			mwp_sched_polled(qp, -1);
 	}
+	e->s.active = true;
 	if (e->s.dev != NULL)
 		pthread_mutex_unlock(&e->s.dev->lock);
 }
@@ -248,11 +255,16 @@ mwp_engine_start(struct mwp_engine *e)
 void
 mwp_engine_stop(struct mwp_engine *e)
 {
+	struct mwp_qp *qp;
+
 	if (e->s.dev != NULL)
 		pthread_mutex_lock(&e->s.dev->lock);
 	/* requests queued before this point are served by us; after it,
 	 * their senders see a stopped engine and do it themselves */
 	serve_cmds(e);
+	if (e->s.active)
+		TAILQ_FOREACH(qp, &e->qps, eng_link)
+			mwp_sched_polled(qp, 1);	/* mwp_poll's again */
 	e->s.active = false;
 	if (e->s.dev != NULL)
 		pthread_mutex_unlock(&e->s.dev->lock);

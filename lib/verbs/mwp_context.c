@@ -88,6 +88,10 @@ mwp_poll(struct ibv_context *ctx)
 	struct mwp_qp *qp;
 	int work = 0;
 
+	/* every QP run by a running engine (the mwpath program's steady
+	 * state): not even the lock, which the engines try */
+	if (__atomic_load_n(&d->nb_polled, __ATOMIC_ACQUIRE) == 0)
+		return 0;
 	pthread_mutex_lock(&d->lock);
 	TAILQ_FOREACH(qp, &d->qps, next) {
 		/* a running engine runs its own QPs */

@@ -82,6 +82,9 @@ struct mwp_dev {
 	uint32_t next_pd;
 	uint32_t next_qpn;		/* sequential QPNs: the next to try */
 	TAILQ_HEAD(, mwp_qp) qps;
+	/* of qps, those mwp_poll runs (no owner, or a stopped engine's):
+	 * with none, it need not take the lock the datapath tries */
+	uint32_t nb_polled;
 	struct mwp_dev_objs pds, cqs;
 	/* asynchronous events (mwp_device_set_async), NULL: none */
 	mwp_async_event_fn async;

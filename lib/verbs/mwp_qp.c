@@ -166,6 +166,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	qp->rcq->obj.users++;
 	to_mpd(ibpd)->obj.users++;
 	TAILQ_INSERT_TAIL(&d->qps, qp, next);
+	mwp_sched_polled(qp, 1);	/* no owner yet */
 	pthread_mutex_unlock(&d->lock);
 	return &qp->ibqp;
 }
@@ -237,6 +238,7 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 	if (qp->owner != NULL)
 		mwp_sched_qp_op(qp, MWP_SCHED_DETACH);
 	TAILQ_REMOVE(&d->qps, qp, next);
+	mwp_sched_polled(qp, -1);	/* its owner, if any, has let go */
 	qp->scq->obj.users--;
 	qp->rcq->obj.users--;
 	to_mpd(ibqp->pd)->obj.users--;

@@ -165,6 +165,14 @@ mwp_sched_qp_op(struct mwp_qp *qp, enum mwp_sched_op op)
 	s->ops->qp_op(s, qp, op);
 }
 
+/* The QP goes to a running engine (delta -1) or back to mwp_poll (+1):
+ * the device's count of the QPs mwp_poll runs.  Any thread. */
+static inline void
+mwp_sched_polled(struct mwp_qp *qp, int delta)
+{
+	__atomic_fetch_add(&qp->dev->nb_polled, (uint32_t)delta, __ATOMIC_RELEASE);
+}
+
 /* Give a QP attached to a port its owner: the queue QPN % the port's
  * nb_queues (queue 0 with one or none), once that queue exists.  Device
  * lock held (mwp_qp.c). */

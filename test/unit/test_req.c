@@ -918,3 +918,29 @@ Test(req, reset_and_back_to_rts_starts_over_from_the_new_sq_psn)
 	wire_ack(q->qp_num, 0);
 	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_SEND);
 }
+
+Test(req, mwp_poll_leaves_the_device_lock_alone_while_running_engines_own_every_qp)
+{
+	struct ibv_qp *q = rc_qp();
+	struct mwp_dev *d = to_mdev(ctx);
+
+	/* the wire's engine runs: mwp_poll has nothing to run, and must not
+	 * take the lock the engine only tries (held here: it would wait) */
+	cr_assert_eq(d->nb_polled, 0);
+	pthread_mutex_lock(&d->lock);
+	cr_expect_eq(mwp_poll(ctx), 0);
+	pthread_mutex_unlock(&d->lock);
+	/* stopped, the engine leaves its QPs (the fixture's too) to mwp_poll
+	 * again */
+	mwp_engine_stop(wire.eng);
+	cr_expect_eq(d->nb_polled, wire.eng->st.qps);
+	cr_expect_gt(d->nb_polled, 0);
+	post(q, IBV_WR_SEND, 1, 0, 8);
+	cr_expect_eq(mwp_qp_sq_queued(q), 1);
+	mwp_poll(ctx);
+	cr_expect_eq(mwp_qp_sq_queued(q), 0, "mwp_poll ran the stopped engine's QP");
+	mwp_engine_start(wire.eng);
+	cr_expect_eq(d->nb_polled, 0);
+	cr_assert_eq(mwp_destroy_qp(q), 0);
+	cr_expect_eq(d->nb_polled, 0);
+}
