@@ -44,6 +44,10 @@
 	_(RESP_IMPLICIT,  "response past a lost one: implicit NAK, sent again") \
 	_(RESP_BAD,       "response of the wrong opcode or length: BAD_RESP_ERR") \
 	_(UC_DISCARD,     "UC packet of a broken or refused message")	\
+	_(UD_QKEY,        "UD SEND whose Q_Key is not its QP's")		\
+	_(UD_TOO_LONG,    "UD SEND longer than the port's MTU")		\
+	_(UD_NO_RECV,     "UD SEND with no receive posted")		\
+	_(UD_RECV_SHORT,  "UD SEND longer than its receive (the receive kept)") \
 	_(HANDOFF_FULL,   "hand-off to the QP's owning queue full")	\
 	_(INV_BUSY,       "SEND with invalidate while the device lock was held: sent again") \
 	_(NO_MBUF,        "response lost: no mbuf")			\

@@ -10,6 +10,8 @@
  *   CNP                                       counted
  *   for a QP another queue runs               that queue's hand-off ring
  *   RoCE request                              the responder (resp/)
+ *   UD SEND (with a DETH)                     the responder's UD home
+ *                                             (resp/roce_resp_ud.c)
  *   RoCE response or ACK, RC                  the requester's completer
  *                                             (req/roce_comp.c)
  *
@@ -96,7 +98,8 @@ admit(const struct mwp_queue *q, const struct rte_mbuf *m, const struct mwp_pkt 
 	*alone = !mwp_icrc_set_add_at(ics, m, d, l3_off, p->icrc_off, ipv6, i);
 	rq->qp = qp = mwp_port_qp(q->port, p->qpn);
 	mwp_resp_note(&q->own, d + bth_off, op, rq, keys, nt);
-	*plain = likely(qp != NULL) && likely(op->mask & ROCE_M_REQ) &&
+	/* an RC or UC request (a UD SEND has a home of its own) */
+	*plain = likely(qp != NULL) && likely(op->mask & ROCE_M_CONN) &&
 		 likely(qp->owner == &q->own || qp->owner == NULL);
 	return MWP_DROP_NONE;
 }
@@ -217,7 +220,8 @@ sort(struct mwp_queue *q, struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			else if (unlikely(qp == NULL))
 				e = MWP_DROP_UNKNOWN_QP;
 			else if (likely(qp->owner == &q->own || qp->owner == NULL) &&
-				 likely(!is_response(qp, &p[i])))
+				 likely(!is_response(qp, &p[i])) &&
+				 likely(!(p[i].mask & ROCE_M_DETH)))
 				continue;	/* a request: the run goes on */
 		}
 		accepted += run_out(c, pkts, p, rq, &start, i);
@@ -228,9 +232,11 @@ sort(struct mwp_queue *q, struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 			if (e == MWP_DROP_UNKNOWN_QP)
 				e = unknown_qp(q, pkts[i], &p[i]);
 			st->drop[e]++;
-		} else if (qp->owner != &q->own) {
+		} else if (qp->owner != &q->own && qp->owner != NULL) {
 			if (hand_over(q, qp->owner, pkts[i]))
 				*taken |= UINT64_C(1) << i;
+		} else if (p[i].mask & ROCE_M_DETH) {
+			accepted += mwp_resp_ud(c, qp, pkts[i], &p[i]);
 		} else {
 			accepted += response(q, qp, pkts[i], &p[i]);
 		}

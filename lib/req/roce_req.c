@@ -36,13 +36,17 @@
 /* ---- building requests ---- */
 
 /* The opcode of packet i of n (IBA 9.4.1's sequences; RC and UC share
- * them, UC 0x20 above). */
+ * them, UC 0x20 above; UD sends one packet). */
 static uint8_t
-seg_opcode(const struct mwp_wqe *w, bool uc, uint32_t i, uint32_t n)
+seg_opcode(const struct mwp_wqe *w, uint8_t transport, uint32_t i, uint32_t n)
 {
 	const bool first = i == 0, last = i == n - 1;
-	const uint8_t base = uc ? ROCE_OP_UC_SEND_FIRST : ROCE_OP_RC_SEND_FIRST;
+	const uint8_t base = transport == ROCE_TRANSPORT_UC ? ROCE_OP_UC_SEND_FIRST :
+			     ROCE_OP_RC_SEND_FIRST;
 
+	if (transport == ROCE_TRANSPORT_UD)
+		return w->opcode == IBV_WR_SEND_WITH_IMM ?
+		       ROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE : ROCE_OP_UD_SEND_ONLY;
 	switch (w->opcode) {
 	case IBV_WR_RDMA_READ:
 		return ROCE_OP_RC_RDMA_READ_REQUEST;
@@ -78,9 +82,16 @@ seg_opcode(const struct mwp_wqe *w, bool uc, uint32_t i, uint32_t n)
 	}
 }
 
-/* The headers towards the peer (its MAC known). */
+/* The GID WQE e goes to: a UD send's own, else the QP's peer's. */
+static inline const uint8_t *
+dest_gid(const struct mwp_qp *qp, const struct mwp_swqe *e)
+{
+	return qp->transport == ROCE_TRANSPORT_UD ? e->w.ud.dest.gid : qp->peer_gid;
+}
+
+/* The headers towards gid (its MAC known). */
 static void
-make_flow(struct mwp_qp *qp)
+make_flow(struct mwp_qp *qp, const uint8_t *gid)
 {
 	const struct mwp_port_conf *pc = &qp->port->conf;
 	struct mwp_flow *f = &qp->req.flow;
@@ -88,13 +99,13 @@ make_flow(struct mwp_qp *qp)
 	memset(f, 0, sizeof(*f));
 	rte_ether_addr_copy(&pc->mac, &f->smac);
 	rte_ether_addr_copy(&qp->req.mac, &f->dmac);
-	f->ipv6 = !qp->peer_ipv4;
+	f->ipv6 = !mwp_ip_is_v4mapped(gid);
 	if (f->ipv6) {
 		memcpy(f->sip6, pc->ipv6, 16);
-		memcpy(f->dip6, qp->peer_gid, 16);
+		memcpy(f->dip6, gid, 16);
 	} else {
 		f->sip4 = pc->ipv4;
-		memcpy(&f->dip4, qp->peer_gid + 12, 4);
+		memcpy(&f->dip4, gid + 12, 4);
 	}
 	/* one UDP source port per QP, from the dynamic range (RoCEv2
 	 * A17.4.3): a peer's RSS keeps the QP on one queue */
@@ -113,7 +124,7 @@ build_request(struct mwp_qp *qp, struct mwp_swqe *e,
 	const uint32_t i = (psn - e->first_psn) & ROCE_PSN_MASK;
 	const bool uc = !is_rc(qp);
 	struct mwp_hdrs h = {
-		.opcode = seg_opcode(w, uc, i, e->npsn),
+		.opcode = seg_opcode(w, qp->transport, i, e->npsn),
 		.dqpn = qp->dest_qpn,
 		.psn = psn,
 	};
@@ -169,6 +180,20 @@ build_request(struct mwp_qp *qp, struct mwp_swqe *e,
 		break;
 	}
 	}
+	if (qp->transport == ROCE_TRANSPORT_UD) {
+		/* to the QP the work request names, with its Q_Key -- the
+		 * QP's own if its high bit is set (IBA 10.2.4.3) -- and the
+		 * address handle's IP header fields */
+		struct mwp_flow *f = &qp->req.flow;
+
+		h.dqpn = w->ud.remote_qpn;
+		h.deth.qkey = (w->ud.remote_qkey & UINT32_C(0x80000000)) ? qp->qkey :
+			      w->ud.remote_qkey;
+		h.deth.sqpn = qp->ibqp.qp_num;
+		f->tos = w->ud.dest.tclass;
+		f->ttl = w->ud.dest.hop_limit;
+		f->flow_label = w->ud.dest.flow_label;
+	}
 	ret = mwp_build_deferred(m, &qp->req.flow, &h, data, len, p);
 	if (ret < 0)
 		return -1;
@@ -180,12 +205,21 @@ build_request(struct mwp_qp *qp, struct mwp_swqe *e,
 
 /* ---- sending ---- */
 
-/* Is the peer's MAC known?  The configured one, or what the port's
- * neighbour table found for the peer's GID (looked up again every second;
- * probes go out through c).  false: not yet -- the timer looks again --
- * or never: the table gave up, and the oldest WQE fails. */
-static bool
-peer_mac(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
+/* What peer_mac found. */
+enum mac_res {
+	MAC_WAIT,	/* not yet: the timer looks again (or the QP failed) */
+	MAC_OK,
+	MAC_LOST,	/* UD: nobody answers for the address */
+};
+
+/* Is the MAC of gid, where the next packet goes, known?  The configured
+ * one, or what the port's neighbour table found for it (looked up again
+ * every second, and whenever a UD QP sends somewhere new; probes go out
+ * through tx).  Not yet: the timer looks again.  Never -- the table gave
+ * up -- the oldest WQE of an RC or UC QP fails; a UD datagram is lost,
+ * as on a wire (MAC_LOST). */
+static enum mac_res
+peer_mac(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp, const uint8_t *gid)
 {
 	struct mwp_req *r = &qp->req;
 	const uint64_t now = mwp_sched_now(qp);
@@ -193,38 +227,42 @@ peer_mac(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 	enum mwp_neigh_res res;
 	bool probe, unicast;
 
+	if (qp->transport == ROCE_TRANSPORT_UD && memcmp(r->gid, gid, 16) != 0) {
+		/* another destination: its MAC, and headers towards it */
+		memcpy(r->gid, gid, 16);
+		r->have_mac = 0;
+	}
 	if (__atomic_load_n(&qp->has_peer_mac, __ATOMIC_ACQUIRE)) {
 		if (!r->have_mac || !rte_is_same_ether_addr(&r->mac, &qp->peer_mac)) {
 			r->mac = qp->peer_mac;
 			r->have_mac = 1;
-			make_flow(qp);
+			make_flow(qp, gid);
 		}
-		return true;
+		return MAC_OK;
 	}
 	if (r->have_mac && now - r->mac_tsc < mwp_sched_ns(qp, MAC_RECHECK_US * UINT64_C(1000)))
-		return true;
-	if (mwp_port_is_own_ip(qp->port, qp->peer_gid) &&
+		return MAC_OK;
+	if (mwp_port_is_own_ip(qp->port, gid) &&
 	    !rte_is_zero_ether_addr(&qp->port->conf.mac)) {
 		/* a QP of this port: to our own MAC, which the poll loop
 		 * turns back in */
 		if (!r->have_mac || !rte_is_same_ether_addr(&r->mac, &qp->port->conf.mac)) {
 			r->mac = qp->port->conf.mac;
-			make_flow(qp);
+			make_flow(qp, gid);
 		}
 		r->have_mac = 1;
 		r->mac_tsc = now;
-		return true;
+		return MAC_OK;
 	}
 	if (qp->port->neigh == NULL)
 		res = MWP_NEIGH_UNREACH;
 	else
-		res = mwp_neigh_resolve(qp->port->neigh, qp->peer_gid, now, &mac, &probe,
-					&unicast);
+		res = mwp_neigh_resolve(qp->port->neigh, gid, now, &mac, &probe, &unicast);
 	if (res != MWP_NEIGH_UNREACH && probe && mwp_tx_room(tx)) {
 		struct rte_mbuf *m;
 
 		ctrl->mp = qp->port->mp;
-		m = mwp_ctrl_probe(ctrl, qp->peer_gid, unicast ? &mac : NULL);
+		m = mwp_ctrl_probe(ctrl, gid, unicast ? &mac : NULL);
 		if (m != NULL)
 			mwp_tx_queue(tx, m, false);
 	}
@@ -232,26 +270,48 @@ peer_mac(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 	case MWP_NEIGH_OK:
 		if (!r->have_mac || !rte_is_same_ether_addr(&r->mac, &mac)) {
 			r->mac = mac;
-			make_flow(qp);
+			make_flow(qp, gid);
 		}
 		r->have_mac = 1;
 		r->mac_tsc = now;
-		return true;
+		return MAC_OK;
 	case MWP_NEIGH_WAIT:
 		/* a MAC known before stays in use while it is asked again */
 		if (r->have_mac)
-			return true;
+			return MAC_OK;
 		r->st.unresolved++;
 		if (!mwp_timer_armed(&r->tmr))
 			mwp_timer_arm(mwp_sched_wheel(qp), &r->tmr,
 				      now + mwp_sched_ns(qp, MAC_RETRY_US * UINT64_C(1000)));
-		return false;
+		return MAC_WAIT;
 	default:
 		/* nobody answers for that address */
 		r->have_mac = 0;
 		r->st.unresolved++;
+		if (qp->transport == ROCE_TRANSPORT_UD)
+			return MAC_LOST;
 		mwp_comp_fail(qp, mwp_comp_oldest(qp), IBV_WC_RETRY_EXC_ERR);
-		return false;
+		return MAC_WAIT;
+	}
+}
+
+/* e's last packet is sent (or, UD, lost): the WQEs behind it may run;
+ * UC and UD complete it now, RC once it is acknowledged. */
+static void
+wqe_sent(struct mwp_qp *qp, struct mwp_swqe *e, bool rc)
+{
+	struct mwp_req *r = &qp->req;
+
+	r->tx_pos++;
+	if (!e->sent) {
+		/* binds and invalidations behind it may run */
+		e->sent = 1;
+		if (--r->nb_unsent == 0 && rte_ring_count(qp->sq) != 0)
+			mwp_sched_kick_sq(qp);
+	}
+	if (!rc) {
+		mwp_comp_complete(qp, e);
+		mwp_sq_deliver(qp);
 	}
 }
 
@@ -269,6 +329,7 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 	if ((int32_t)(r->tx_pos - qp->sq_head) < 0)
 		r->tx_pos = qp->sq_head;
 	while (mwp_tx_room(tx)) {
+		enum mac_res mac;
 		struct mwp_swqe *e;
 		struct rte_mbuf *m;
 		struct mwp_pkt *p;
@@ -290,8 +351,17 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 			r->tx_psn = psn_diff(r->una, e->first_psn) > 0 &&
 				    psn_diff(r->una, e->last_psn) <= 0 ? r->una : e->first_psn;
 		}
-		if (!peer_mac(tx, ctrl, qp))
-			return false;
+		mac = peer_mac(tx, ctrl, qp, dest_gid(qp, e));
+		if (unlikely(mac != MAC_OK)) {
+			if (mac == MAC_WAIT)
+				return false;
+			/* UD promises no delivery: the work request
+			 * completes, its datagram never left */
+			r->st.ud_lost++;
+			r->psn = (r->psn + 1) & ROCE_PSN_MASK;
+			wqe_sent(qp, e, false);
+			continue;
+		}
 		if (!e->started) {
 			/* the window, and IBA 9.5's limit on outstanding
 			 * READs and ATOMICs: later WQEs wait in order */
@@ -335,20 +405,8 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 			mwp_comp_arm_ack_timer(qp);
 		}
 		r->tx_psn = (uint32_t)next;
-		if (psn_diff(r->tx_psn, e->last_psn) > 0) {
-			r->tx_pos++;
-			if (!e->sent) {
-				/* binds and invalidations behind it may run */
-				e->sent = 1;
-				if (--r->nb_unsent == 0 && rte_ring_count(qp->sq) != 0)
-					mwp_sched_kick_sq(qp);
-			}
-			if (!rc) {
-				/* UC: complete once sent */
-				mwp_comp_complete(qp, e);
-				mwp_sq_deliver(qp);
-			}
-		}
+		if (psn_diff(r->tx_psn, e->last_psn) > 0)
+			wqe_sent(qp, e, rc);
 	}
 	return true;
 }

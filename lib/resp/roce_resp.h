@@ -210,6 +210,15 @@ unsigned int mwp_resp_requests(struct mwp_resp_ctx *c, struct rte_mbuf *const *p
 			       const struct mwp_pkt *p, const struct mwp_resp_req *rq,
 			       uint16_t n);
 
+/*
+ * A UD SEND (a frame with a DETH) for a QP this queue runs, its ICRC
+ * good: received into the QP's next receive (its own or its SRQ's) and
+ * completed, or dropped and counted (roce_resp_ud.c).  Returns true if
+ * accepted.
+ */
+bool mwp_resp_ud(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+		 const struct mwp_pkt *p);
+
 /* The coalesced ACK of every QP that accepted requests in the burst. */
 void mwp_resp_flush(struct mwp_resp_ctx *c);
 

@@ -150,7 +150,7 @@ check_write(const struct mwp_resp_ctx *c, const struct mwp_qp *qp, const struct 
 	struct mwp_verdict v;
 	enum mwp_deny d;
 
-	if ((p->mask & ROCE_M_IMM) && rte_ring_count(qp->rq) == 0)
+	if ((p->mask & ROCE_M_IMM) && !mwp_rq_posted(qp))
 		return mwp_verdict(MWP_V_RNR, 0);
 	a->q.access = IBV_ACCESS_REMOTE_WRITE;
 	if (first) {
@@ -216,7 +216,7 @@ check_atomic(const struct mwp_qp *qp, const struct mwp_resp_req *rq,
 static __rte_always_inline struct mwp_verdict
 check_send(const struct mwp_qp *qp, const struct mwp_pkt *p)
 {
-	if ((p->mask & ROCE_M_START) && !qp->resp.recv_held && rte_ring_count(qp->rq) == 0)
+	if ((p->mask & ROCE_M_START) && !qp->resp.recv_held && !mwp_rq_posted(qp))
 		return mwp_verdict(MWP_V_RNR, 0);
 	return MWP_VERDICT_GO;
 }

@@ -154,18 +154,14 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		r->in_msg = 0;
 		r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	}
-	if (p->mask & ROCE_M_IMM) {
-		struct mwp_rwqe rw;
-
-		if (rte_ring_dequeue_elem(qp->rq, &rw, sizeof(rw)) == 0) {
-			MWP_TSAN_ACQUIRE(qp->rq);
-			mwp_rq_done(qp, &rw, IBV_WC_RECV_RDMA_WITH_IMM,
-				first ? (uint32_t)a->q.len : r->w_total,
-				IBV_WC_WITH_IMM,
+	/* the receive it consumes, taken and completed in one call (no
+	 * receive on this function's stack: the WRITE path's frame stays
+	 * small) */
+	if (p->mask & ROCE_M_IMM)
+		mwp_rq_complete(&qp->ibqp, IBV_WC_RECV_RDMA_WITH_IMM,
+				first ? (uint32_t)a->q.len : r->w_total, IBV_WC_WITH_IMM,
 				((const struct roce_immdt *)mwp_pkt_eh(m, p, ROCE_EH_IMMDT))->imm,
-				IBV_WC_SUCCESS);
-		}
-	}
+				IBV_WC_SUCCESS, NULL);
 	if (qp->ibqp.qp_type == IBV_QPT_RC)
 		owe_ack(c, qp, p->psn);
 }
@@ -232,9 +228,8 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 		/* a broken UC message left its receive for this one; the
 		 * checks saw one posted (only this lcore takes them) */
 		if (!r->recv_held) {
-			if (rte_ring_dequeue_elem(qp->rq, &r->recv, sizeof(r->recv)) != 0)
+			if (mwp_rq_take(qp, &r->recv) != 0)
 				return mwp_verdict(MWP_V_RNR, 0);
-			MWP_TSAN_ACQUIRE(qp->rq);
 			r->recv_held = 1;
 		}
 		r->recv_len = 0;

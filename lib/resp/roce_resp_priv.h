@@ -19,6 +19,8 @@
  *                      (mwp_resp_refuse)
  *   roce_resp_read.c   READ responses: queued, re-checked, sent as room
  *                      allows, behind them the answers owed after them
+ *   roce_resp_ud.c     UD SENDs: the Q_Key, the receive with its GRH
+ *                      area, the completion; no answers
  */
 
 #include "mwp_priv.h"

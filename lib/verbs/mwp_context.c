@@ -14,6 +14,7 @@
 #include "mwp_errno.h"
 #include "mwp_post.h"
 #include "mwp_priv.h"
+#include "mwp_srq.h"
 
 /* The device's ops: the inline verbs of <infiniband/verbs.h> call these. */
 static const struct ibv_context_ops mwp_ops = {
@@ -24,6 +25,7 @@ static const struct ibv_context_ops mwp_ops = {
 	.req_notify_cq = mwp_op_req_notify_cq,
 	.post_send = mwp_op_post_send,
 	.post_recv = mwp_op_post_recv,
+	.post_srq_recv = mwp_op_post_srq_recv,
 };
 
 struct ibv_context *
@@ -73,6 +75,12 @@ mwp_close_device(struct ibv_context *ctx)
 		o->users = 0;
 		mwp_dev_obj_del(o);
 	}
+	while ((o = TAILQ_FIRST(&d->srqs)) != NULL) {
+		o->users = 0;
+		mwp_dev_obj_del(o);
+	}
+	while ((o = TAILQ_FIRST(&d->ahs)) != NULL)
+		mwp_dev_obj_del(o);
 	while ((o = TAILQ_FIRST(&d->pds)) != NULL) {
 		o->users = 0;
 		mwp_dev_obj_del(o);

@@ -68,6 +68,8 @@ mwp_dev_create(const struct mwp_device_attr *attr)
 	TAILQ_INIT(&d->qps);
 	TAILQ_INIT(&d->pds);
 	TAILQ_INIT(&d->cqs);
+	TAILQ_INIT(&d->ahs);
+	TAILQ_INIT(&d->srqs);
 	pthread_mutex_init(&d->lock, NULL);
 
 	rcu_sz = rte_rcu_qsbr_get_memsize(a.max_readers);

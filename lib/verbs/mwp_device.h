@@ -31,7 +31,9 @@
 #define MWP_INDEX_SPAN		0x7fffffu
 #define MWP_FIRST_QPN		0x11u
 
-#define MWP_MAX_SGE		4
+/* Scatter-gather entries of a work request (send or receive): a send's
+ * share their room with its inline data, which replaces them. */
+#define MWP_MAX_SGE		16
 #define MWP_MAX_INLINE		256
 
 struct mwp_qp;
@@ -85,7 +87,7 @@ struct mwp_dev {
 	/* of qps, those mwp_poll runs (no owner, or a stopped engine's):
 	 * with none, it need not take the lock the datapath tries */
 	uint32_t nb_polled;
-	struct mwp_dev_objs pds, cqs;
+	struct mwp_dev_objs pds, cqs, ahs, srqs;
 	/* asynchronous events (mwp_device_set_async), NULL: none */
 	mwp_async_event_fn async;
 	void *async_arg;

@@ -20,6 +20,8 @@
 static bool
 opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 {
+	if (t == IBV_QPT_UD)
+		return op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
 	switch (op) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -38,14 +40,39 @@ opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	}
 }
 
+/* A UD send: its address handle's destination, copied, and the peer's
+ * QP and Q_Key; a message must fit one packet of the port's MTU. */
+static int
+make_ud(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
+{
+	const struct ibv_ah *ah = wr->wr.ud.ah;
+	uint64_t total = 0;
+
+	if (ah == NULL || ah->context != qp->ibqp.context ||
+	    wr->wr.ud.remote_qpn > ROCE_PSN_MASK)
+		return EINVAL;
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > mwp_qp_mtu_bytes(qp))
+		return EINVAL;
+	w->ud.dest = to_mah((struct ibv_ah *)(uintptr_t)ah)->dest;
+	w->ud.remote_qpn = wr->wr.ud.remote_qpn;
+	w->ud.remote_qkey = wr->wr.ud.remote_qkey;
+	return 0;
+}
+
 /* Turn one posted WR into a WQE; 0 or the verbs errno. */
 static int
 make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 {
+	int ret;
+
 	memset(w, 0, sizeof(*w));
 	if (!opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
 	    (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return EINVAL;
+	if (qp->ibqp.qp_type == IBV_QPT_UD && (ret = make_ud(qp, wr, w)) != 0)
+		return ret;
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;
 	w->send_flags = wr->send_flags;

@@ -15,6 +15,8 @@
 #include "mwp_mr.h"
 #include "mwp_mw.h"
 #include "mwp_cq.h"
+#include "mwp_ah.h"
+#include "mwp_srq.h"
 #include "mwp_qp.h"
 #include "mwp_rq.h"
 #include "mwp_sq.h"

@@ -16,6 +16,7 @@
 #include "mwp_port.h"
 #include "mwp_qp.h"
 #include "mwp_sched.h"
+#include "mwp_srq.h"
 #include "mwp_verbs.h"
 
 static unsigned int next_ring_id;
@@ -97,11 +98,15 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	struct ibv_qp_cap *cap = &a->cap;
 	struct mwp_qp *qp;
 
-	if ((a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC) ||
-	    a->send_cq == NULL || a->recv_cq == NULL || a->srq != NULL ||
+	/* a QP may only receive (max_send_wr 0, as qperf's passive side
+	 * makes), or take its receives from an SRQ */
+	if ((a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC &&
+	     a->qp_type != IBV_QPT_UD) ||
+	    a->send_cq == NULL || a->recv_cq == NULL ||
 	    a->send_cq->context != ibpd->context ||
 	    a->recv_cq->context != ibpd->context ||
-	    cap->max_send_wr == 0 || cap->max_send_wr > 65536 ||
+	    (a->srq != NULL && a->srq->context != ibpd->context) ||
+	    cap->max_send_wr > 65536 ||
 	    cap->max_recv_wr > 65536 || cap->max_send_sge > MWP_MAX_SGE ||
 	    cap->max_recv_sge > MWP_MAX_SGE || cap->max_inline_data > MWP_MAX_INLINE)
 		return mwp_null_errno(EINVAL);
@@ -110,17 +115,20 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 		return mwp_null_errno(ENOMEM);
 	qp->dev = d;
 	qp->cap = *cap;
-	qp->cap.max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
+	if (a->srq != NULL)
+		qp->cap.max_recv_wr = qp->cap.max_recv_sge = 0;	/* the SRQ's */
+	else
+		qp->cap.max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	/* Posting may come from several threads; one thread executes. */
-	qp->sq = make_ring("sq", sizeof(struct mwp_wqe), qp->cap.max_send_wr,
+	qp->sq = make_ring("sq", sizeof(struct mwp_wqe), RTE_MAX(qp->cap.max_send_wr, 1u),
 			   d->socket, RING_F_SC_DEQ);
 	/* The responder lcore and the ERR flush may both take receives:
 	 * HTS keeps that safe and allows peeking. */
-	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), qp->cap.max_recv_wr,
+	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), RTE_MAX(qp->cap.max_recv_wr, 1u),
 			   d->socket, RING_F_MC_HTS_DEQ);
 	/* the window holds every WQE from execution to completion */
-	qp->swq_mask = rte_align32pow2(qp->cap.max_send_wr) - 1;
+	qp->swq_mask = rte_align32pow2(RTE_MAX(qp->cap.max_send_wr, 1u)) - 1;
 	qp->swq = calloc(qp->swq_mask + 1, sizeof(*qp->swq));
 	if (qp->sq == NULL || qp->rq == NULL || qp->swq == NULL) {
 		free_qp(qp);
@@ -161,7 +169,13 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	qp->ibqp.state = IBV_QPS_RESET;
 	qp->ibqp.qp_type = a->qp_type;
 	mwp_qp_resp_clear(qp);
-	qp->transport = a->qp_type == IBV_QPT_RC ? ROCE_TRANSPORT_RC : ROCE_TRANSPORT_UC;
+	qp->transport = a->qp_type == IBV_QPT_RC ? ROCE_TRANSPORT_RC :
+			a->qp_type == IBV_QPT_UC ? ROCE_TRANSPORT_UC : ROCE_TRANSPORT_UD;
+	if (a->srq != NULL) {
+		qp->srq = to_msrq(a->srq);
+		qp->srq->obj.users++;
+		qp->ibqp.srq = a->srq;
+	}
 	qp->scq->obj.users++;
 	qp->rcq->obj.users++;
 	to_mpd(ibpd)->obj.users++;
@@ -209,6 +223,9 @@ mwp_port_attach_qp(struct mwp_port *port, struct ibv_qp *ibqp)
 		port->ctx = ibqp->context;
 		port->keys = mwp_device_keys(ibqp->context);
 		qp->port = port;
+		/* a UD QP's messages fit the port's MTU (it has no path) */
+		if (qp->transport == ROCE_TRANSPORT_UD)
+			qp->path_mtu = (enum ibv_mtu)(rte_bsf32(port->conf.mtu) - 7);
 		s->qpn = ibqp->qp_num;
 		s->qp = qp;
 		/* the engine of its queue runs it from now on */
@@ -241,6 +258,8 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 	mwp_sched_polled(qp, -1);	/* its owner, if any, has let go */
 	qp->scq->obj.users--;
 	qp->rcq->obj.users--;
+	if (qp->srq != NULL)
+		qp->srq->obj.users--;
 	to_mpd(ibqp->pd)->obj.users--;
 	pthread_mutex_unlock(&d->lock);
 	/* an lcore may be answering it: free only once every lcore has
@@ -252,9 +271,19 @@ mwp_destroy_qp(struct ibv_qp *ibqp)
 }
 
 void
+mwp_qp_err_events(struct mwp_qp *qp)
+{
+	/* no receive of its SRQ's will be taken for it any more */
+	if (qp->srq != NULL)
+		mwp_dev_async(qp->dev, (struct ibv_async_event){
+			.element.qp = &qp->ibqp, .event_type = IBV_EVENT_QP_LAST_WQE_REACHED });
+}
+
+void
 mwp_qp_to_err(struct mwp_qp *qp)
 {
-	__atomic_store_n(&qp->ibqp.state, IBV_QPS_ERR, __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&qp->ibqp.state, IBV_QPS_ERR, __ATOMIC_ACQ_REL) != IBV_QPS_ERR)
+		mwp_qp_err_events(qp);
 	/* its runner flushes it: on its engine, on the next pass */
 	mwp_sched_kick_sq(qp);
 }

@@ -9,6 +9,7 @@
 
 #include <rte_ring.h>
 
+#include "mwp_ah.h"
 #include "mwp_cq.h"
 #include "mwp_device.h"
 #include "mwp_query.h"
@@ -46,9 +47,17 @@ struct mwp_wqe {
 			uint64_t compare_add;
 			uint64_t swap;
 		} rdma;
+		struct {
+			struct mwp_ud_dest dest;	/* the AH's, copied */
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;	/* the QP's own if its high bit is set */
+		} ud;
 	};
-	struct ibv_sge sge[MWP_MAX_SGE];
-	uint8_t inline_data[MWP_MAX_INLINE];	/* copied at post time */
+	union {
+		struct ibv_sge sge[MWP_MAX_SGE];
+		uint8_t inline_data[MWP_MAX_INLINE];	/* MWP_WQE_F_INLINE:
+							 * copied at post time */
+	};
 };
 
 /* Where an executed WQE is on its way to its completion. */
@@ -201,12 +210,14 @@ struct mwp_req {
 				 * last sent, or progress last made */
 	uint64_t mac_tsc;	/* when mac was last looked up */
 	struct rte_ether_addr mac;	/* the peer's */
+	uint8_t gid[16];	/* UD: whose mac is (the last destination) */
 	struct mwp_flow flow;	/* the headers towards it (have_mac) */
 	struct mwp_timer tmr;	/* the local ACK or RNR timer */
 	struct mwp_req_stats st;
 };
 
 struct mwp_owner;
+struct mwp_srq;
 
 struct mwp_qp {
 	struct ibv_qp ibqp;
@@ -225,6 +236,8 @@ struct mwp_qp {
 	uint32_t rd_atomic_out;		/* READ/ATOMIC executed, not complete */
 	uint32_t det_bind_out;		/* DET binds not yet completed */
 	struct rte_ring *rq;		/* of struct mwp_rwqe */
+	struct mwp_srq *srq;		/* or its receives are this SRQ's */
+	uint32_t qkey;			/* UD */
 	/* attributes */
 	unsigned int access_flags;
 	enum ibv_mtu path_mtu;
@@ -271,6 +284,10 @@ mwp_swqe_at(const struct mwp_qp *qp, uint32_t pos)
 
 /* Move a QP to ERR (its runner flushes it). */
 void mwp_qp_to_err(struct mwp_qp *qp);
+
+/* What entering ERR tells the program: a QP on an SRQ,
+ * IBV_EVENT_QP_LAST_WQE_REACHED. */
+void mwp_qp_err_events(struct mwp_qp *qp);
 
 /* The requester's state as a new QP has it, and as RESET leaves it:
  * nothing sent or owed (its counters and its timer's callback kept; the

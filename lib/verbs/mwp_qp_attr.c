@@ -36,6 +36,14 @@ req_start(struct mwp_qp *qp)
 static int
 required_mask(enum ibv_qp_type t, enum ibv_qp_state from, enum ibv_qp_state to)
 {
+	/* UD: a Q_Key, no peer; its messages fit the port's MTU */
+	if (t == IBV_QPT_UD) {
+		if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
+			return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
+		if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
+			return IBV_QP_STATE | IBV_QP_SQ_PSN;
+		return IBV_QP_STATE;
+	}
 	if (from == IBV_QPS_RESET && to == IBV_QPS_INIT)
 		return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 		       IBV_QP_ACCESS_FLAGS;
@@ -107,6 +115,7 @@ static const struct qp_num_attr num_attrs[] = {
 	KEPT(IBV_QP_TIMEOUT, timeout, timeout, 0, 31),
 	KEPT(IBV_QP_RETRY_CNT, retry_cnt, retry_cnt, 0, 7),
 	KEPT(IBV_QP_RNR_RETRY, rnr_retry, rnr_retry, 0, 7),
+	KEPT(IBV_QP_QKEY, qkey, qkey, 0, UINT32_MAX),
 };
 
 static uint32_t
@@ -229,6 +238,8 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
 		req_start(qp);	/* nothing can be posted before this */
 	__atomic_store_n(&ibqp->state, to, __ATOMIC_RELEASE);
+	if (to == IBV_QPS_ERR && from != IBV_QPS_ERR)
+		mwp_qp_err_events(qp);
 	/* ERR: its runner flushes what is posted and outstanding */
 	if (to == IBV_QPS_ERR)
 		mwp_sched_doorbell(qp);
@@ -261,6 +272,7 @@ mwp_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int attr_mask,
 		.max_dest_rd_atomic = qp->max_dest_rd_atomic,
 		.min_rnr_timer = qp->min_rnr_timer,
 		.timeout = qp->timeout, .retry_cnt = qp->retry_cnt, .rnr_retry = qp->rnr_retry,
+		.qkey = qp->qkey,
 	};
 	memcpy(a->ah_attr.grh.dgid.raw, qp->peer_gid, sizeof(a->ah_attr.grh.dgid.raw));
 	*init = (struct ibv_qp_init_attr){

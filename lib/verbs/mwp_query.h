@@ -56,7 +56,8 @@ struct mwp_qp_stats {
 	_(bad_resps,     "responses of the wrong opcode or length")	\
 	_(read_bytes,    "READ response bytes placed")			\
 	_(no_mbuf,       "a packet waited: no mbuf")			\
-	_(unresolved,    "a send waited for the peer's MAC")
+	_(unresolved,    "a send waited for the peer's MAC")		\
+	_(ud_lost,       "UD sends to an address nobody answers for, not sent")
 
 /** The requester's counters, one per MWP_FOREACH_REQ_STAT entry. */
 struct mwp_req_stats {

@@ -162,11 +162,57 @@ int mwp_cq_set_event(struct ibv_cq *cq, mwp_cq_event_fn fn, void *arg);
 int mwp_destroy_cq(struct ibv_cq *cq);
 
 /**
- * ibv_create_qp for IBV_QPT_RC and IBV_QPT_UC.
+ * ibv_create_ah: where UD sends go.  RoCE addresses by GID: attr must
+ * carry a GRH (is_global) naming a unicast IPv6 or IPv4-mapped GID, on
+ * port 1.  hop_limit 0 means 64.
  *
  * @return
- *   The QP in RESET, or NULL with errno EINVAL (other types, no CQ, CQ of
- *   another device), ENOMEM.
+ *   The handle, or NULL with errno EINVAL (no GRH, zero GID, other port),
+ *   EOPNOTSUPP (a multicast GID), ENOMEM.
+ */
+struct ibv_ah *mwp_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
+
+/** ibv_destroy_ah: 0, or EINVAL.  Sends already posted with the handle
+ *  keep their own copy of the address. */
+int mwp_destroy_ah(struct ibv_ah *ah);
+
+/**
+ * ibv_create_srq: a shared receive queue of attr->attr.max_wr receives
+ * (at most 65536) of attr->attr.max_sge entries (at most 16), which any
+ * thread may post to (ibv_post_srq_recv) and every QP attached takes
+ * from, in order.  attr->attr is updated with what was made.
+ *
+ * @return
+ *   The SRQ, or NULL with errno EINVAL (max_wr 0 or too large, max_sge
+ *   too large, srq_limit above max_wr), ENOMEM.
+ */
+struct ibv_srq *mwp_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr);
+
+/**
+ * ibv_modify_srq: IBV_SRQ_MAX_WR grows or shrinks it (up to the room it
+ * was made with; not below the receives it holds); IBV_SRQ_LIMIT arms the
+ * limit event (IBV_EVENT_SRQ_LIMIT_REACHED once fewer receives remain;
+ * 0 disarms).
+ *
+ * @return
+ *   0, or EINVAL (unknown mask bits, max_wr 0, beyond the room or below
+ *   what is posted, a limit above max_wr).
+ */
+int mwp_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask);
+
+/** ibv_query_srq: max_wr, max_sge and the armed limit (0: none). */
+int mwp_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr);
+
+/** ibv_destroy_srq: 0, or EBUSY while a QP is attached to it. */
+int mwp_destroy_srq(struct ibv_srq *srq);
+
+/**
+ * ibv_create_qp for IBV_QPT_RC, IBV_QPT_UC and IBV_QPT_UD, with its own
+ * receive queue or attached to attr->srq (then max_recv_wr is ignored).
+ *
+ * @return
+ *   The QP in RESET, or NULL with errno EINVAL (other types, no CQ, CQ or
+ *   SRQ of another device), ENOMEM.
  */
 struct ibv_qp *mwp_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 

@@ -53,13 +53,17 @@ enum roce_eh {
 #define ROCE_M_END	(1u << 17)	/**< last packet of a message */
 #define ROCE_M_IMM	(1u << 18)	/**< with immediate data */
 #define ROCE_M_INV	(1u << 19)	/**< with invalidate */
+/** A request of a connected transport (RC, UC): one test tells it from a
+ *  UD SEND (ROCE_M_REQ too), which has a home of its own. */
+#define ROCE_M_CONN	(1u << 20)
 #define ROCE_M_KNOWN	(1u << 31)	/**< set for every opcode in the table */
 
 #define ROCE_M_ONLY	(ROCE_M_START | ROCE_M_END)
 
 /* Shorthands used only by the list below. */
-#define R_SEND	(ROCE_M_PAYLOAD | ROCE_M_REQ | ROCE_M_SEND)
-#define R_WRITE	(ROCE_M_PAYLOAD | ROCE_M_REQ | ROCE_M_WRITE)
+#define R_SEND	(ROCE_M_PAYLOAD | ROCE_M_REQ | ROCE_M_CONN | ROCE_M_SEND)
+#define R_WRITE	(ROCE_M_PAYLOAD | ROCE_M_REQ | ROCE_M_CONN | ROCE_M_WRITE)
+#define R_UD	(ROCE_M_PAYLOAD | ROCE_M_REQ | ROCE_M_SEND | ROCE_M_ONLY | ROCE_M_DETH)
 
 /** Requests carried by both RC and UC (offset 0x00 and 0x20). */
 #define ROCE_FOREACH_RC_UC_OPCODE(_, T, base)				\
@@ -86,7 +90,7 @@ enum roce_eh {
 #define ROCE_FOREACH_OPCODE(_)						\
 	ROCE_FOREACH_RC_UC_OPCODE(_, RC, 0x00)				\
 	_(0x0c, RC_RDMA_READ_REQUEST,					\
-	  ROCE_M_REQ | ROCE_M_READ | ROCE_M_ONLY | ROCE_M_RETH)		\
+	  ROCE_M_REQ | ROCE_M_CONN | ROCE_M_READ | ROCE_M_ONLY | ROCE_M_RETH) \
 	_(0x0d, RC_RDMA_READ_RESPONSE_FIRST, ROCE_M_PAYLOAD | ROCE_M_RESP | \
 	  ROCE_M_READ | ROCE_M_START | ROCE_M_AETH)			\
 	_(0x0e, RC_RDMA_READ_RESPONSE_MIDDLE, ROCE_M_PAYLOAD | ROCE_M_RESP | \
@@ -99,17 +103,16 @@ enum roce_eh {
 	_(0x12, RC_ATOMIC_ACKNOWLEDGE, ROCE_M_RESP | ROCE_M_ATOMIC |	\
 	  ROCE_M_ONLY | ROCE_M_AETH | ROCE_M_ATMACK)			\
 	_(0x13, RC_COMPARE_SWAP,					\
-	  ROCE_M_REQ | ROCE_M_ATOMIC | ROCE_M_ONLY | ROCE_M_ATMETH)	\
+	  ROCE_M_REQ | ROCE_M_CONN | ROCE_M_ATOMIC | ROCE_M_ONLY | ROCE_M_ATMETH) \
 	_(0x14, RC_FETCH_ADD,						\
-	  ROCE_M_REQ | ROCE_M_ATOMIC | ROCE_M_ONLY | ROCE_M_ATMETH)	\
+	  ROCE_M_REQ | ROCE_M_CONN | ROCE_M_ATOMIC | ROCE_M_ONLY | ROCE_M_ATMETH) \
 	_(0x16, RC_SEND_LAST_WITH_INVALIDATE,				\
 	  R_SEND | ROCE_M_END | ROCE_M_IETH | ROCE_M_INV)		\
 	_(0x17, RC_SEND_ONLY_WITH_INVALIDATE,				\
 	  R_SEND | ROCE_M_ONLY | ROCE_M_IETH | ROCE_M_INV)		\
 	ROCE_FOREACH_RC_UC_OPCODE(_, UC, 0x20)				\
-	_(0x64, UD_SEND_ONLY, R_SEND | ROCE_M_ONLY | ROCE_M_DETH)	\
-	_(0x65, UD_SEND_ONLY_WITH_IMMEDIATE, R_SEND | ROCE_M_ONLY |	\
-	  ROCE_M_DETH | ROCE_M_IMMDT | ROCE_M_IMM)			\
+	_(0x64, UD_SEND_ONLY, R_UD)					\
+	_(0x65, UD_SEND_ONLY_WITH_IMMEDIATE, R_UD | ROCE_M_IMMDT | ROCE_M_IMM) \
 	_(0x81, CNP, ROCE_M_ONLY | ROCE_M_CNP)
 
 /** Opcode values, e.g. ROCE_OP_RC_RDMA_WRITE_ONLY = 0x0a. */

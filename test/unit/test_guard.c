@@ -176,3 +176,50 @@ Test(guard, a_full_probe_run_forgets_the_least_suspect_source)
 	cr_expect_eq(tracked + g.evicted, 4 * MWP_GUARD_SOURCES);
 	cr_expect_eq(g.nb_blocked, 0, "threshold 0 never blocks");
 }
+
+/* A UD SEND_ONLY of 8 bytes to q with qkey, from IPv4 src. */
+static struct rte_mbuf *
+ud_from(struct ibv_qp *q, const char *src, uint32_t qkey)
+{
+	uint8_t data[8] = { 0x5a };
+	struct wire_frame pf = { .sqpn = q->qp_num };
+	struct mwp_hdrs h = { .dqpn = q->qp_num, .opcode = ROCE_OP_UD_SEND_ONLY,
+			      .deth = { .qkey = qkey, .sqpn = 0x99 } };
+	struct mwp_flow fl;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_mp);
+
+	cr_assert_not_null(m);
+	wire_peer_flow(&pf, &fl);
+	inet_pton(AF_INET, src, &fl.sip4);
+	cr_assert_eq(mwp_build(m, &fl, &h, data, sizeof(data), NULL), 0);
+	return m;
+}
+
+Test(guard, ud_sends_with_a_wrong_qkey_count_against_their_source)
+{
+	struct ibv_qp *ud = make_qp(pd, IBV_QPT_UD, 8, true);
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64, .lkey = mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad;
+	const struct mwp_guard_source *s;
+	struct ibv_wc wc;
+
+	wire_attach(ud);
+	wire_pump();
+	cr_assert_eq(ibv_post_recv(ud, &wr, &bad), 0);
+	for (int i = 0; i < 3; i++)
+		send1(ud_from(ud, "192.0.2.5", FIXTURE_QKEY + 1 + i));
+	cr_expect_eq(wire.st.drop[MWP_DROP_UD_QKEY], 3);
+	s = source("192.0.2.5");
+	cr_assert_not_null(s);
+	cr_expect_eq(s->refused, 3);
+	cr_expect_eq(s->blocks, 1);
+	/* blocked: the right Q_Key is not received now */
+	send1(ud_from(ud, "192.0.2.5", FIXTURE_QKEY));
+	cr_expect_eq(wire.st.drop[MWP_DROP_GUESSING], 1);
+	cr_expect_not(next_wc(&wc));
+	/* another source is */
+	send1(ud_from(ud, "192.0.2.6", FIXTURE_QKEY));
+	cr_assert(next_wc(&wc));
+	cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+	cr_expect_eq(wc.byte_len, 40 + 8);
+}

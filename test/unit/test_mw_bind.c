@@ -146,11 +146,27 @@ Test(bind, uc_qps_may_bind)
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
 }
 
+Test(bind, ud_qps_cannot_bind)
+{
+	struct ibv_qp *q = make_qp(pd, IBV_QPT_UD, 8, true);
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+
+	/* binds are RC, UC and XRC work (IBA 10.6.3.2) */
+	cr_assert_not_null(q);
+	cr_expect_eq(post_bind2(q, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_WRITE, 1, 1),
+		     EINVAL);
+	expect_no_wc();
+}
+
 Test(bind, qps_of_other_types_cannot_be_created)
 {
-	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+	struct ibv_qp_init_attr ia = { .send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RAW_PACKET,
 				       .cap = { .max_send_wr = 4 } };
 
+	errno = 0;
+	cr_expect_null(mwp_create_qp(pd, &ia));
+	cr_expect_eq(errno, EINVAL);
+	ia.qp_type = IBV_QPT_XRC_SEND;
 	errno = 0;
 	cr_expect_null(mwp_create_qp(pd, &ia));
 	cr_expect_eq(errno, EINVAL);

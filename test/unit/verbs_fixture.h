@@ -38,6 +38,9 @@ fixture_progress(void)
 		mwp_poll(ctx);
 }
 
+/* The Q_Key of the fixture's UD QPs. */
+#define FIXTURE_QKEY	0x11111111u
+
 /* Take a QP from RESET to RTS with the attributes verbs requires. */
 static inline void
 qp_to_rts(struct ibv_qp *q)
@@ -47,6 +50,17 @@ qp_to_rts(struct ibv_qp *q)
 
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
+	if (type == IBV_QPT_UD) {
+		/* a Q_Key and no peer */
+		a.qkey = FIXTURE_QKEY;
+		FIX_ASSERT(0 == mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+					   IBV_QP_PORT | IBV_QP_QKEY));
+		a.qp_state = IBV_QPS_RTR;
+		FIX_ASSERT(0 == mwp_modify_qp(q, &a, IBV_QP_STATE));
+		a.qp_state = IBV_QPS_RTS;
+		FIX_ASSERT(0 == mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN));
+		return;
+	}
 	a.qp_access_flags = type == IBV_QPT_RC ? REMOTE_ALL | IBV_ACCESS_LOCAL_WRITE :
 			    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
 	FIX_ASSERT(0 == mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |

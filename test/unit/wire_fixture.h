@@ -33,7 +33,11 @@ struct wire_frame {
 	uint64_t orig;			/* AtomicAckETH */
 	uint32_t payload_len;
 	uint8_t payload[64];		/* its first bytes */
+	uint32_t qkey, deth_sqpn;	/* DETH */
 	uint8_t dmac[6];
+	uint8_t dip[16];		/* IPv6, or IPv4-mapped */
+	uint8_t tos, ttl;		/* IPv4 TOS, TTL / traffic class, hop limit */
+	uint32_t flow_label;		/* IPv6 */
 	bool ipv6;
 	uint64_t when;			/* wire.now when it was sent */
 	uint32_t len;			/* frame bytes */
@@ -101,6 +105,24 @@ wire_parse(const struct rte_mbuf *m, struct wire_frame *f)
 	f->sqpn = ((uint32_t)d[p.l4_off] << 8 | d[p.l4_off + 1]) & 0x3fff;
 	f->ackreq = bth_ackreq((const struct roce_bth *)bth);
 	f->ipv6 = p.flags & MWP_PKT_IPV6;
+	f->tos = p.tos;
+	if (f->ipv6) {
+		const uint8_t *l3 = d + p.l3_off;
+
+		f->flow_label = ((uint32_t)(l3[1] & 0xf) << 16) | (uint32_t)l3[2] << 8 | l3[3];
+		f->ttl = l3[7];
+		memcpy(f->dip, l3 + 24, 16);
+	} else {
+		f->ttl = d[p.l3_off + 8];
+		f->dip[10] = f->dip[11] = 0xff;
+		memcpy(f->dip + 12, d + p.l3_off + 16, 4);
+	}
+	if (op->mask & ROCE_M_DETH) {
+		const struct roce_deth *e = (const void *)roce_op_eh(bth, op, ROCE_EH_DETH);
+
+		f->qkey = deth_qkey(e);
+		f->deth_sqpn = deth_sqpn(e);
+	}
 	if (op->mask & ROCE_M_RETH) {
 		const struct roce_reth *r = (const void *)roce_op_eh(bth, op, ROCE_EH_RETH);
 
