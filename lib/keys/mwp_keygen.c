@@ -271,3 +271,85 @@ mwp_key_byte_next(uint8_t cur, bool sequential)
 		return (uint8_t)(cur + 1);
 	return (uint8_t)(cur + 1 + mwp_rand_below(255));
 }
+
+/* ---- a key's last bytes (a Type 1 window's rebinds) ---- */
+
+void
+mwp_key_hist_init(struct mwp_key_hist *h, uint8_t first)
+{
+	memset(h, 0, sizeof(*h));
+	mwp_key_hist_add(h, first);
+}
+
+void
+mwp_key_hist_add(struct mwp_key_hist *h, uint8_t b)
+{
+	unsigned int i = 0;
+
+	/* already in: out of the ring (its later entries move down one),
+	 * to be appended below */
+	if (mwp_key_hist_has(h, b)) {
+		while (i < h->count && h->ring[(h->head + i) % MWP_KEY_HIST] != b)
+			i++;
+		if (i < h->count) {
+			for (; i + 1 < h->count; i++)
+				h->ring[(h->head + i) % MWP_KEY_HIST] =
+					h->ring[(h->head + i + 1) % MWP_KEY_HIST];
+			h->count--;
+		}
+	}
+	/* full: the oldest leaves */
+	if (h->count >= MWP_KEY_HIST) {
+		const uint8_t old = h->ring[h->head];
+
+		h->set[old >> 6] &= ~(UINT64_C(1) << (old & 63));
+		h->head = (uint8_t)((h->head + 1) % MWP_KEY_HIST);
+		h->count = MWP_KEY_HIST - 1;
+	}
+	h->ring[(h->head + h->count) % MWP_KEY_HIST] = b;
+	h->count++;
+	h->set[b >> 6] |= UINT64_C(1) << (b & 63);
+}
+
+uint8_t
+mwp_key_hist_next(struct mwp_key_hist *h, uint8_t cur, bool sequential)
+{
+	unsigned int nfree = 256;
+	uint32_t r;
+
+	if (sequential)
+		return (uint8_t)(cur + 1);
+	if (!mwp_key_hist_has(h, cur))
+		mwp_key_hist_add(h, cur);
+	for (int w = 0; w < 4; w++)
+		nfree -= (unsigned int)__builtin_popcountll(h->set[w]);
+	if (nfree != 256u - h->count) {
+		/* set and ring disagree (binds of one window raced on two
+		 * threads, which the verbs do not allow): the set anew */
+		memset(h->set, 0, sizeof(h->set));
+		for (unsigned int i = 0; i < h->count; i++) {
+			const uint8_t b = h->ring[(h->head + i) % MWP_KEY_HIST];
+
+			h->set[b >> 6] |= UINT64_C(1) << (b & 63);
+		}
+		nfree = 256;
+		for (int w = 0; w < 4; w++)
+			nfree -= (unsigned int)__builtin_popcountll(h->set[w]);
+	}
+	/* at most MWP_KEY_HIST bytes are in h: nfree >= 192 */
+	r = mwp_rand_below(nfree);
+	/* the r-th byte (from 0) not in h */
+	for (int w = 0; w < 4; w++) {
+		uint64_t z = ~h->set[w];
+		const unsigned int n = (unsigned int)__builtin_popcountll(z);
+
+		if (r >= n) {
+			r -= n;
+			continue;
+		}
+		while (r-- != 0)
+			z &= z - 1;
+		return (uint8_t)(w * 64 + __builtin_ctzll(z));
+	}
+	return (uint8_t)(cur + 1);	/* not reached */
+}

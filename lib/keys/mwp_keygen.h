@@ -19,7 +19,9 @@
  *   lowest free slot, index = slot, key bytes counting up per slot.
  *
  * Every call but mwp_keygen_index()/mwp_keygen_slot() is made under the
- * device's lock; those two read only what init wrote.
+ * device's lock; those two read only what init wrote.  A key history
+ * (mwp_key_hist_*: a Type 1 window's last key bytes) is its object's,
+ * used by whoever posts the window's binds, without the lock.
  */
 #ifndef MWP_KEYGEN_H
 #define MWP_KEYGEN_H
@@ -90,6 +92,48 @@ int64_t mwp_keygen_slot(const struct mwp_keygen *g, uint32_t index);
  * Type 1 bind): cur + 1 (sequential), or a random byte other than cur.
  */
 uint8_t mwp_key_byte_next(uint8_t cur, bool sequential);
+
+/** Key bytes a Type 1 window's rebind keeps away from: its last so many. */
+#define MWP_KEY_HIST	64u
+
+/**
+ * The last MWP_KEY_HIST key bytes one object was given, most recent last
+ * (a Type 1 window's: alloc's, then every bind's), as a ring and as a
+ * set of the same bytes.  Made and read on the control path only (a
+ * window's, by whoever posts its binds); nothing on the datapath reads it.
+ */
+struct mwp_key_hist {
+	uint64_t set[4];		/**< bit b: b is in ring */
+	uint8_t ring[MWP_KEY_HIST];	/**< ring[(head + i) % MWP_KEY_HIST],
+					 *   i < count: oldest first */
+	uint8_t head, count;
+};
+
+/** h holds first only (an object's first key byte counts as history). */
+void mwp_key_hist_init(struct mwp_key_hist *h, uint8_t first);
+
+/**
+ * b is the object's key byte from now on: the most recent in h; the
+ * oldest leaves h when it is full.  A b already in h moves to the end.
+ */
+void mwp_key_hist_add(struct mwp_key_hist *h, uint8_t b);
+
+/** Is b one of h's bytes? */
+static inline bool
+mwp_key_hist_has(const struct mwp_key_hist *h, uint8_t b)
+{
+	return (h->set[b >> 6] >> (b & 63)) & 1;
+}
+
+/**
+ * The key byte after cur when a key is made anew for the object of h (a
+ * Type 1 bind): cur + 1 (sequential), or a byte drawn uniformly from
+ * those not in h (256 - MWP_KEY_HIST = 192 once h is full).  cur, if not
+ * in h (the consumer's own key byte), joins h first, so the result is
+ * never cur.  h is not told of the result: mwp_key_hist_add() it once
+ * it is given out.
+ */
+uint8_t mwp_key_hist_next(struct mwp_key_hist *h, uint8_t cur, bool sequential);
 
 /** 64 random bits from a CSPRNG (getrandom, buffered per thread). */
 uint64_t mwp_rand64(void);

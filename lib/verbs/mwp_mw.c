@@ -47,6 +47,8 @@ mwp_op_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
 	mw->ibmw.context = ibpd->context;
 	mw->ibmw.pd = ibpd;
 	mw->ibmw.rkey = mw->cur_rkey;
+	/* the first key byte is history: no Type 1 rebind gives it soon */
+	mwp_key_hist_init(&mw->key_hist, (uint8_t)k.key);
 	mw->ibmw.handle = k.slot;
 	mw->ibmw.type = type;
 	d->mw_by_idx[k.slot] = mw;
@@ -78,6 +80,11 @@ mwp_op_dealloc_mw(struct ibv_mw *ibmw)
 	pthread_mutex_lock(&d->lock);
 	revoked = mwp_mw_unbind_locked(d, mw);
 	d->mw_by_idx[ibmw->handle] = NULL;
+	/* the slot's next window avoids the key byte this one held last
+	 * (its binds'), not only the one alloc gave; sequential devices
+	 * keep counting from alloc's */
+	if (!d->sequential)
+		mwp_keygen_commit(&d->mw_keys, ibmw->handle, (uint8_t)mw->cur_rkey);
 	mwp_keygen_give(&d->mw_keys, ibmw->handle);
 	to_mpd(ibmw->pd)->obj.users--;
 	pthread_mutex_unlock(&d->lock);

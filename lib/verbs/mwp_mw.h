@@ -21,6 +21,11 @@ struct mwp_mw {
 	enum mwp_mw_state state;
 	struct mwp_mr *mr;		/* VALID: the region it is bound to */
 	uint32_t qpn;			/* VALID Type 2: its QP */
+	/* Type 1: the key bytes alloc and the binds posted gave it, which a
+	 * rebind's new key byte avoids (mwp_post.c).  Made at alloc, then
+	 * read and written only by whoever posts the window's binds, as
+	 * ibmw.rkey is; after the fields execution and the responder read. */
+	struct mwp_key_hist key_hist;
 };
 
 #define to_mmw(m)	container_of(m, struct mwp_mw, ibmw)

@@ -198,16 +198,20 @@ post_type1_bind(struct ibv_qp *qp, struct ibv_mw *mw,
 	w.flags = wqe_flags | MWP_WQE_F_TYPE1;
 	w.bind.mw_index = to_mmw(mw)->index;
 	w.bind.mw_rkey = mw->rkey;
-	/* the verbs leave the key byte of a Type 1 bind to the device */
+	/* the verbs leave the key byte of a Type 1 bind to the device: none
+	 * of the window's last MWP_KEY_HIST key bytes (mwp_keygen.h) */
 	w.bind.new_rkey = (mw->rkey & ~0xffu) |
-			  mwp_key_byte_next((uint8_t)mw->rkey, to_mdev(mw->context)->sequential);
+			  mwp_key_hist_next(&to_mmw(mw)->key_hist, (uint8_t)mw->rkey,
+					    to_mdev(mw->context)->sequential);
 	w.bind.mr_lkey = bi->mr != NULL ? bi->mr->lkey : 0;
 	w.bind.addr = bi->addr;
 	w.bind.length = bi->length;
 	w.bind.access = bi->mw_access_flags;
 	ret = mwp_sq_post(to_mqp(qp), &w);
-	if (ret == 0)
+	if (ret == 0) {
 		mw->rkey = w.bind.new_rkey;
+		mwp_key_hist_add(&to_mmw(mw)->key_hist, (uint8_t)w.bind.new_rkey);
+	}
 	return ret;
 }
 

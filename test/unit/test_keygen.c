@@ -181,6 +181,171 @@ Test(keygen, type1_rebinds_of_one_window_are_unpredictable)
 	free(k);
 }
 
+/*
+ * Issue 37: a Type 1 rebind draws none of the window's last MWP_KEY_HIST
+ * (64) key bytes, alloc's first one included: over 10^4 rebinds through
+ * ibv_bind_mw every 65 consecutive key bytes differ, a byte does come
+ * back after exactly 65 (no more is kept out than the last 64), and
+ * every byte value turns up.
+ */
+#define N_REBINDS	10000u
+
+Test(keygen, type1_rebinds_keep_off_the_window_s_last_64_key_bytes)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	uint8_t kb[N_REBINDS + 1];
+	uint32_t seen[BUCKETS] = { 0 };
+	uint32_t bad = 0, moved = 0, soon = 0, values = 0, min_gap = UINT32_MAX;
+	int32_t last_at[BUCKETS];
+	struct ibv_wc wc;
+
+	cr_assert_not_null(w);
+	for (uint32_t b = 0; b < BUCKETS; b++)
+		last_at[b] = -1;
+	kb[0] = (uint8_t)w->rkey;
+	last_at[kb[0]] = 0;
+	seen[kb[0]]++;
+	for (uint32_t i = 1; i <= N_REBINDS; i++) {
+		const uint32_t before = w->rkey;
+
+		if (bind1(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, i) != 0) {
+			bad++;
+			break;
+		}
+		do
+			fixture_progress();
+		while (ibv_poll_cq(cq, 1, &wc) == 0);
+		bad += wc.status != IBV_WC_SUCCESS || wc.wr_id != i;
+		moved += w->rkey >> 8 != before >> 8;
+		kb[i] = (uint8_t)w->rkey;
+		if (last_at[kb[i]] >= 0) {
+			const uint32_t gap = i - (uint32_t)last_at[kb[i]];
+
+			soon += gap <= MWP_KEY_HIST;
+			min_gap = RTE_MIN(min_gap, gap);
+		}
+		last_at[kb[i]] = (int32_t)i;
+		seen[kb[i]]++;
+	}
+	cr_assert_eq(bad, 0, "%u binds failed", bad);
+	cr_expect_eq(moved, 0, "a rebind moved the window to another index");
+	/* the same check the long way: each byte against the 64 before it */
+	for (uint32_t i = 1; i <= N_REBINDS; i++)
+		for (uint32_t j = i > MWP_KEY_HIST ? i - MWP_KEY_HIST : 0; j < i; j++)
+			soon += kb[i] == kb[j];
+	for (uint32_t b = 0; b < BUCKETS; b++)
+		values += seen[b] != 0;
+	cr_log_info("Type 1 rebinds: %u through ibv_bind_mw, %u byte values seen, the "
+		    "closest repeat %u keys apart", N_REBINDS, values, min_gap);
+	cr_expect_eq(soon, 0, "a key byte came back within %u rebinds (%u times)",
+		     MWP_KEY_HIST, soon);
+	cr_expect_eq(values, BUCKETS, "only %u of 256 key byte values in %u rebinds",
+		     values, N_REBINDS);
+	/* a byte leaves the history after 64 more: back at 65 some time
+	 * (odds of never, over 10^4 draws from 192: e^-51) */
+	cr_expect_eq(min_gap, MWP_KEY_HIST + 1, "closest repeat %u apart, want %u",
+		     min_gap, MWP_KEY_HIST + 1);
+	cr_expect_not_null(resolve(w->rkey), "the last key is live");
+}
+
+/*
+ * The draw itself: once the history is full, each new byte is one of
+ * the 192 not in it, each of them as likely (chi-square of its rank among
+ * them, 191 degrees of freedom: mean 191, sd 19.5; over 320 is 6.6 sd),
+ * and the bytes themselves are flat.
+ */
+Test(keygen, a_rebind_draws_uniformly_from_the_192_bytes_not_in_the_history)
+{
+	const uint32_t free_n = 256 - MWP_KEY_HIST;
+	uint32_t rank[256] = { 0 }, bytes[BUCKETS] = { 0 }, in = 0;
+	struct mwp_key_hist h;
+	uint8_t cur = (uint8_t)mwp_rand64();
+	double c_rank = 0, c_bytes;
+
+	mwp_key_hist_init(&h, cur);
+	for (uint32_t i = 0; i < N_DRAWS + MWP_KEY_HIST; i++) {
+		const uint8_t b = mwp_key_hist_next(&h, cur, false);
+
+		if (i >= MWP_KEY_HIST) {
+			uint32_t r = 0;
+
+			/* no assertion per draw: --full-stats */
+			in += mwp_key_hist_has(&h, b) || h.count != MWP_KEY_HIST;
+			for (uint32_t x = 0; x < b; x++)
+				r += !mwp_key_hist_has(&h, (uint8_t)x);
+			rank[r]++;
+			bytes[b]++;
+		}
+		mwp_key_hist_add(&h, b);
+		cur = b;
+	}
+	cr_expect_eq(in, 0, "%u draws in the history (or it was not full)", in);
+	for (uint32_t r = 0; r < free_n; r++) {
+		const double e = (double)N_DRAWS / free_n;
+
+		c_rank += ((double)rank[r] - e) * ((double)rank[r] - e) / e;
+	}
+	for (uint32_t r = free_n; r < 256; r++)
+		cr_expect_eq(rank[r], 0, "rank %u: past the %u free bytes", r, free_n);
+	c_bytes = chi2(bytes, N_DRAWS);
+	cr_log_info("key history: %u draws, chi2 of the rank among the %u free bytes %.1f "
+		    "(191 degrees of freedom), of the bytes %.1f", N_DRAWS, free_n, c_rank,
+		    c_bytes);
+	cr_expect_lt(c_rank, 320.0, "the draw is not uniform over the free bytes");
+	cr_expect_lt(c_bytes, CHI2_MAX, "the bytes drawn are not flat");
+}
+
+Test(keygen, the_history_holds_the_last_64_and_takes_in_a_foreign_current_byte)
+{
+	struct mwp_key_hist h;
+	uint32_t bad = 0;
+	uint8_t b;
+
+	mwp_key_hist_init(&h, 7);
+	cr_expect_eq(h.count, 1);
+	cr_expect(mwp_key_hist_has(&h, 7), "alloc's byte is history");
+	for (uint32_t x = 100; x < 100 + MWP_KEY_HIST; x++)
+		mwp_key_hist_add(&h, (uint8_t)x);
+	cr_expect_eq(h.count, MWP_KEY_HIST);
+	cr_expect_not(mwp_key_hist_has(&h, 7), "the oldest left");
+	cr_expect(mwp_key_hist_has(&h, 100) && mwp_key_hist_has(&h, 163));
+	/* one already in moves to the newest end: 100 is then the oldest */
+	mwp_key_hist_add(&h, 130);
+	cr_expect_eq(h.count, MWP_KEY_HIST);
+	mwp_key_hist_add(&h, 200);
+	cr_expect_not(mwp_key_hist_has(&h, 100));
+	cr_expect(mwp_key_hist_has(&h, 130) && mwp_key_hist_has(&h, 101) &&
+		  mwp_key_hist_has(&h, 200));
+	/* the consumer holds a byte the history does not have (it put the
+	 * key back after a failed bind, or set it): it joins the history,
+	 * the oldest (101) leaves, and the draw is neither */
+	for (int i = 0; i < 1000; i++) {
+		struct mwp_key_hist t = h;
+
+		b = mwp_key_hist_next(&t, 7, false);
+		bad += b == 7 || mwp_key_hist_has(&t, b) || !mwp_key_hist_has(&t, 7) ||
+		       mwp_key_hist_has(&t, 101) || t.count != MWP_KEY_HIST;
+	}
+	cr_expect_eq(bad, 0, "%u of 1000 draws wrong", bad);
+	cr_expect_eq(mwp_key_hist_next(&h, 0xff, true), 0, "sequential: counts up");
+	cr_expect_eq(mwp_key_hist_next(&h, 130, true), 131, "sequential: even into history");
+}
+
+/* A freed window's slot, when it is reused, avoids the key byte the
+ * window held last (a bind's), not only alloc's. */
+Test(keygen, a_freed_window_s_slot_remembers_its_last_key_byte)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	const uint32_t slot = w->handle;
+	uint8_t held;
+
+	cr_assert_eq(bind1(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, 1), 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+	held = (uint8_t)w->rkey;
+	cr_assert_eq(ibv_dealloc_mw(w), 0);
+	cr_expect_eq(to_mdev(ctx)->mw_keys.last[slot], held);
+}
+
 Test(keygen, region_keys_are_unpredictable_and_qpns_random)
 {
 	struct ibv_context *c = mwp_open_device(NULL);

@@ -372,6 +372,23 @@ Test(bind, type1_rebind_kills_the_old_key_and_publishes_the_new)
 	cr_expect_eq(to_mmr(mr)->bound_mws, 1);
 }
 
+/* A sequential device (the fixture's) keeps the key bytes of Type 1
+ * rebinds counting up from alloc's, wrapping past 0xff. */
+Test(bind, type1_rebinds_on_a_sequential_device_count_up)
+{
+	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	const uint32_t first = w->rkey;
+	uint32_t off = 0;
+
+	for (uint32_t i = 1; i <= 600; i++) {
+		cr_assert_eq(bind1(qp, w, mr, (uintptr_t)buf, 64, IBV_ACCESS_REMOTE_READ, i), 0);
+		expect_wc(i, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+		off += w->rkey != (first & ~0xffu) + (uint8_t)(first + i);
+	}
+	cr_expect_eq(off, 0, "%u rebinds off the count", off);
+	cr_expect_not_null(resolve(w->rkey));
+}
+
 Test(bind, a_stale_type1_window_key_fails)
 {
 	struct ibv_mw *w = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
