@@ -16,7 +16,8 @@
  * What is received fills the receive as rxe and mlx5 fill it: its first
  * 40 bytes the GRH area -- the IPv6 header, or for IPv4 twenty zero
  * bytes and then the IPv4 header -- and the payload after it; the
- * completion carries IBV_WC_GRH, the sender's QP and the immediate.
+ * completion carries IBV_WC_GRH, the sender's QP, the immediate, and in
+ * sl the frame's network type as ConnectX reports it.
  */
 #include <string.h>
 
@@ -27,6 +28,12 @@
 
 /* The GRH area a UD receive starts with (IBA 11.4.1.2). */
 #define UD_GRH_LEN	40
+
+/* A RoCE UD completion's sl: what ConnectX reports there (its PRM: bit 3,
+ * a UDP header; bits 0-2, the L3 header: 1 IPv6, 2 IPv4), and what UCX's
+ * UD reads to find the destination address in the GRH area. */
+#define UD_SL_ROCE_V2_IPV6	0x9
+#define UD_SL_ROCE_V2_IPV4	0xa
 
 /* The GRH area of a frame: its IPv6 header, or its IPv4 header after
  * twenty zero bytes (RoCEv2 over IPv4, as rxe and mlx5 place it). */
@@ -176,7 +183,6 @@ mwp_resp_ud(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	mwp_rq_done_ud(qp, &rw, status == IBV_WC_SUCCESS ? len : 0, status, imm != NULL,
 		       imm != NULL ? imm->imm : 0,
 		       deth_sqpn(mwp_pkt_eh(m, p, ROCE_EH_DETH)),
-		       /* the service level: a tagged frame's priority */
-		       (p->flags & MWP_PKT_VLAN) ? p->vlan_tci >> 13 : 0);
+		       (p->flags & MWP_PKT_IPV6) ? UD_SL_ROCE_V2_IPV6 : UD_SL_ROCE_V2_IPV4);
 	return true;
 }

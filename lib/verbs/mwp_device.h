@@ -31,9 +31,6 @@
 #define MWP_INDEX_SPAN		0x7fffffu
 #define MWP_FIRST_QPN		0x11u
 
-/* Scatter-gather entries of a work request (send or receive): a send's
- * share their room with its inline data, which replaces them. */
-#define MWP_MAX_SGE		16
 #define MWP_MAX_INLINE		256
 
 struct mwp_qp;

@@ -11,6 +11,7 @@
 #include <rte_ring_elem.h>
 
 #include "mwp_rq.h"
+#include "mwp_sched.h"
 #include "mwp_tsan.h"
 
 int
@@ -43,6 +44,11 @@ mwp_op_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		if (ret != 0)
 			break;
 	}
+	/* in ERR a receive completes at once, flushed (verbs): by the QP's
+	 * runner, which a doorbell sends to it (the state read again: a
+	 * move to ERR while this posted flushed what it found) */
+	if (__atomic_load_n(&ibqp->state, __ATOMIC_ACQUIRE) == IBV_QPS_ERR)
+		mwp_sched_doorbell(qp);
 	if (ret != 0 && bad_wr != NULL)
 		*bad_wr = wr;
 	return ret;

@@ -82,8 +82,8 @@ mwp_rq_take(struct mwp_qp *qp, struct mwp_rwqe *r)
 
 /* A UD receive's completion: byte_len with the 40 bytes of the GRH area,
  * IBV_WC_GRH, the immediate (network order) if imm, src_qp the sender's
- * QP (its DETH), sl its service level; P_Key index 0 (the one
- * partition).  An error status moves the QP to ERR. */
+ * QP (its DETH), sl as given (on RoCE, the frame's network type); P_Key
+ * index 0 (the one partition).  An error status moves the QP to ERR. */
 int mwp_rq_done_ud(struct mwp_qp *qp, const struct mwp_rwqe *r, uint32_t byte_len,
 		   enum ibv_wc_status status, bool imm, uint32_t imm_data, uint32_t src_qp,
 		   uint8_t sl);

@@ -51,6 +51,11 @@ struct mwp_device_attr {
  */
 #define MWP_DEVICE_F_SEQUENTIAL	(1u << 0)
 
+/** Scatter-gather entries a work request (send or receive) and an SRQ's
+ *  receive may have at most: a send's share their room with its inline
+ *  data, which replaces them. */
+#define MWP_MAX_SGE		16
+
 /**
  * Open a device.
  *

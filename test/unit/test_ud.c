@@ -266,7 +266,7 @@ Test(ud, a_receive_holds_the_grh_area_then_the_payload_and_completes_with_grh)
 	cr_expect_eq(wc.src_qp, 0x99);
 	cr_expect_eq(wc.qp_num, q->qp_num);
 	cr_expect_eq(wc.pkey_index, 0);
-	cr_expect_eq(wc.sl, 0);
+	cr_expect_eq(wc.sl, 0xa, "RoCE v2 over IPv4, as ConnectX reports it");
 	/* IPv4: twenty zero bytes, then the IPv4 header (rxe, mlx5) */
 	cr_expect(all(buf, 20, 0));
 	cr_expect_arr_eq(buf + 20, ip4, 20);
@@ -291,6 +291,7 @@ Test(ud, an_ipv6_receive_holds_the_ipv6_header_and_the_immediate)
 	cr_expect_eq(wc.byte_len, GRH + 16);
 	cr_expect_eq(wc.wc_flags, IBV_WC_GRH | IBV_WC_WITH_IMM);
 	cr_expect_eq(wc.imm_data, htonl(0x5151));
+	cr_expect_eq(wc.sl, 0x9, "RoCE v2 over IPv6, as ConnectX reports it");
 	cr_expect_arr_eq(buf, ip6, 40);
 	cr_expect(all(buf + GRH, 16, 0x5a));
 }
@@ -677,4 +678,23 @@ Test(ud, a_qp_may_only_receive)
 	q = mwp_create_qp(pd, &ia);
 	cr_assert_not_null(q, "16 SGEs each way");
 	cr_expect_eq(mwp_destroy_qp(q), 0);
+}
+
+Test(ud, a_receive_posted_to_a_qp_in_err_is_flushed)
+{
+	struct ibv_qp *ud = ud_qp(NULL);
+	struct ibv_qp *qs[2] = { qp_b, ud };
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(mwp_modify_qp(qs[i], &a, IBV_QP_STATE), 0);
+		for (int k = 0; k < 20; k++)
+			wire_pump();
+		post_recv_at(qs[i], NULL, 500 + i, 0, 64);
+		cr_assert(next_wc(&wc), "QP %d: no completion", i);
+		cr_expect_eq(wc.wr_id, 500 + i);
+		cr_expect_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+		cr_expect_eq(wc.qp_num, qs[i]->qp_num);
+	}
 }
