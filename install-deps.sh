@@ -30,6 +30,7 @@ pkgs=(
 	clang            # libFuzzer target
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
 	python3-pyverbs		# ... and rdma-core's own tests
+	ucx-utils openmpi-bin libopenmpi-dev	# UCX (ucx_perftest) and Open MPI over UCX on it
 	qemu-system-x86 busybox-static cpio kmod	# the rxe guest of test/interop/
 )
 aarch64=false

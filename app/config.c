@@ -314,6 +314,8 @@ static const struct app_key device_keys[] = {
 	APP_KEY_READER("progress", device_progress),
 	APP_KEY_DECIMAL(struct app_device, "max_keys", max_keys, 1, 1 << 23,
 			"a number from 1 to 8388608"),
+	APP_KEY_DECIMAL(struct app_device, "peer_wait_ms", peer_wait_ms, 0, 600000,
+			"milliseconds, 0 to 600000"),
 };
 
 static int
@@ -334,6 +336,7 @@ load_device(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 	}
 	d->present = true;
 	d->port = (uint16_t)idx;
+	d->peer_wait_ms = APP_DEVICE_PEER_WAIT_MS;
 	return app_config_apply(cf, cfg, sec, device_keys, RTE_DIM(device_keys), d);
 }
 

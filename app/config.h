@@ -140,12 +140,19 @@ enum app_progress {
 };
 
 /** [device N]: the libibverbs device mwpathN (the mwpath app ignores it). */
+/* [device N] peer_wait_ms unless given: long enough for the other side
+ * of a test or a job to start. */
+#define APP_DEVICE_PEER_WAIT_MS	10000
+
 struct app_device {
 	bool present;
 	uint16_t port;			/* the DPDK port: [port N] and the EAL's Nth */
 	char eal[APP_DEVICE_EAL_LEN];	/* EAL arguments, split at spaces */
 	enum app_progress progress;
 	uint32_t max_keys;		/* regions and windows (0: the library's) */
+	uint32_t peer_wait_ms;		/* how long a port that will not start
+					 * yet (a memif client before its
+					 * server) is tried again */
 };
 
 /** The configuration file. */

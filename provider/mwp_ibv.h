@@ -12,6 +12,7 @@
  * the list.  Private to provider/.
  */
 
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -25,6 +26,10 @@
 /* Reader id of the thread that polls in the program's calls: above any
  * EAL lcore id. */
 #define MWP_IBV_READER		(RTE_MAX_LCORE - 1)
+
+/* Objects (QPs, CQs, SRQs) a device tracks with events handed out and
+ * not all acknowledged. */
+#define MWP_IBV_REPORTED	1024
 
 /* GID table of a port: ::ffff:IPv4 (RoCE v2), then IPv6 (RoCE v2). */
 #define MWP_IBV_MAX_GIDS	2
@@ -58,8 +63,27 @@ struct mwp_ibv_dev {
 	struct ibv_async_event async[256];
 	unsigned int async_head, async_count;
 	uint64_t async_lost;		/* events that found the queue full */
+	/* objects with events handed to the program (ibv_get_async_event),
+	 * and how many: destroying one waits until libibverbs'
+	 * ibv_ack_async_event has counted as many on it, as the kernel's
+	 * uverbs makes ibv_destroy_qp wait */
+	struct {
+		const void *obj;
+		uint32_t n;
+	} reported[MWP_IBV_REPORTED];
 	pthread_mutex_t poll;		/* one poller at a time */
+	uint64_t app_poll_tsc;		/* when the program last polled a CQ */
 };
+
+/** An int verb's answer: libibverbs returns the errno value, and
+ *  programs that print strerror(errno) (qperf) find it in errno too. */
+static inline int
+mwp_ibv_ret(int ret)
+{
+	if (ret != 0)
+		errno = ret;
+	return ret;
+}
 
 /* ---- the real libibverbs (mwp_ibv_real.c) ---- */
 
@@ -143,10 +167,29 @@ void mwp_ibv_channel_detach(struct ibv_cq *cq);
 /** Queue an asynchronous event of d's (mwp_device_set_async's function). */
 void mwp_ibv_async(struct ibv_context *ctx, const struct ibv_async_event *ev, void *arg);
 
+/** The program polls a CQ: the datapath's turn (mwp_ibv_progress), and
+ *  the progress thread stays out of its way while it keeps polling. */
+unsigned int mwp_ibv_app_poll(struct mwp_ibv_dev *d);
+
+/**
+ * Before an object with asynchronous events (a QP, CQ or SRQ of d's) is
+ * destroyed: its events not yet handed to the program are dropped (as
+ * the kernel drops them), and this waits until the program has
+ * acknowledged those it was handed (ibv_ack_async_event), which touch
+ * the object.
+ */
+void mwp_ibv_async_forget(struct mwp_ibv_dev *d, const void *obj, pthread_mutex_t *mutex,
+			  pthread_cond_t *cond, const uint32_t *completed);
+
 /** Run the datapath once if no other thread is (progress in calls).
  *  Returns the work done: 0 when idle or busy elsewhere (or when an
  *  lcore of the device's polls). */
 unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);
+
+/** The extended op behind ibv_create_srq_ex for what its inline does
+ *  not turn into ibv_create_srq (mwp_ibv_ud.c). */
+struct ibv_srq *mwp_ibv_create_srq_ex(struct ibv_context *ctx,
+				      struct ibv_srq_init_attr_ex *attr);
 
 /** Stop the datapath for a change only a stopped port takes (a QP
  *  attached or freed), and start it again. */

@@ -8,7 +8,9 @@
  * own verbs calls (ibv_poll_cq) until the process ends.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
+#include <rte_devargs.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
@@ -217,6 +220,41 @@ linger(struct mwp_ibv_dev *d)
 	}
 }
 
+/* With $MWPATH_STATS set: the device's counters at exit -- and when the
+ * program aborts, as UCX does on a fatal error -- in one line: what the
+ * port received, accepted and sent, and every reason it dropped frames
+ * for, to tell a peer that never answered from frames mwpath refused.
+ * Written with one write(2), which a signal handler may call. */
+static void
+print_stats(const struct mwp_ibv_dev *d)
+{
+	const struct mwp_stats *st = &d->lc.q[0].stats;
+	char line[2048];
+	int n;
+
+	n = snprintf(line, sizeof(line), "mwpath-ibverbs: %s: rx %" PRIu64 " accepted %" PRIu64
+		     " ctrl %" PRIu64 " tx %" PRIu64, d->dev.name, st->rx_pkts, st->accepted,
+		     st->ctrl, st->tx_pkts);
+	for (unsigned int r = 1; r < MWP_DROP__MAX && n < (int)sizeof(line) - 1; r++)
+		if (st->drop[r] != 0)
+			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %" PRIu64,
+				      mwp_drop_name((enum mwp_drop)r), st->drop[r]);
+	n = RTE_MIN(n, (int)sizeof(line) - 2);
+	line[n++] = '\n';
+	if (write(STDERR_FILENO, line, (size_t)n) < 0)
+		return;
+}
+
+static void
+abort_stats(int sig)
+{
+	for (unsigned int i = 0; i < nb_devs; i++)
+		if (devs[i].ctx != NULL)
+			print_stats(&devs[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static void
 stop_ports(void)
 {
@@ -231,6 +269,8 @@ stop_ports(void)
 			pthread_join(d->thread, NULL);
 		if (d->conf.progress == APP_PROGRESS_LCORE)
 			rte_eal_wait_lcore(d->lcore);
+		if (getenv("MWPATH_STATS") != NULL)
+			print_stats(d);
 		mwp_ethdev_close(d->conf.port);
 	}
 }
@@ -253,21 +293,38 @@ mwp_ibv_progress(struct mwp_ibv_dev *d)
 	return work;
 }
 
+unsigned int
+mwp_ibv_app_poll(struct mwp_ibv_dev *d)
+{
+	__atomic_store_n(&d->app_poll_tsc, rte_rdtsc(), __ATOMIC_RELAXED);
+	return mwp_ibv_progress(d);
+}
+
 /* The progress thread: the datapath runs while the program does not call
- * (a passive perftest side waits in its TCP socket).  It polls while
- * there is work and sleeps ever longer, up to IDLE_MAX_US, while there is
- * none, so that on a machine with few cores it leaves them to the
- * program; the program's own ibv_poll_cq polls too, at once. */
+ * (a passive perftest side waits in its TCP socket, UCX in epoll).  It
+ * polls while there is work and sleeps ever longer, up to IDLE_MAX_US,
+ * while there is none, so that on a machine with few cores it leaves them
+ * to the program.  While the program polls its CQs itself (each poll runs
+ * the datapath) the thread only sleeps: two pollers of one port would
+ * take turns at its lock, and on a machine with fewer cores than busy
+ * threads the one preempted holding it stalls the other (UCX's
+ * latency tests: 250 us a round trip instead of 5). */
 #define IDLE_SPIN	64
 #define IDLE_MAX_US	200
+#define APP_ACTIVE_US	20
 
 static void *
 progress_thread(void *arg)
 {
 	struct mwp_ibv_dev *d = arg;
+	const uint64_t active = rte_get_tsc_hz() / 1000000 * APP_ACTIVE_US;
 	unsigned int idle = 0, sleep_us = 1;
 
 	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
+		if (rte_rdtsc() - __atomic_load_n(&d->app_poll_tsc, __ATOMIC_RELAXED) < active) {
+			usleep(APP_ACTIVE_US);
+			continue;
+		}
 		if (mwp_ibv_progress(d) != 0) {
 			idle = 0;
 			sleep_us = 1;
@@ -299,6 +356,76 @@ mwp_ibv_resume(struct mwp_ibv_dev *d)
 				d->dev.name, d->lcore);
 	}
 	pthread_mutex_unlock(&d->poll);
+}
+
+/* Start the device's DPDK port.  One whose peer is not up yet -- a memif
+ * client before its server listens, as when a program opens the device
+ * right after its own TCP exchange while the other side's has not --
+ * fails to start: it is tried again every PEER_RETRY_MS for up to
+ * peer_wait_ms.  A memif client that connected while its server was
+ * still setting its port up has its handshake refused and never tries
+ * again on its own: a memif client whose link is not up LINK_WAIT_MS
+ * after it started is started again, within the same wait. */
+#define PEER_RETRY_MS	50
+#define LINK_WAIT_MS	500
+
+static bool
+link_up(uint16_t pid)
+{
+	struct rte_eth_link l;
+
+	return rte_eth_link_get_nowait(pid, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+}
+
+/* Is the port a memif client (role=client, memif's default)?  A server's
+ * link waits for its client: nothing to start again. */
+static bool
+memif_client(uint16_t pid, struct rte_eth_dev_info *info)
+{
+	const struct rte_devargs *da;
+
+	if (rte_eth_dev_info_get(pid, info) != 0 || strcmp(info->driver_name, "net_memif") != 0)
+		return false;
+	da = rte_dev_devargs(info->device);
+	return da == NULL || da->args == NULL || strstr(da->args, "role=server") == NULL;
+}
+
+static int
+start_port(struct mwp_ibv_dev *d)
+{
+	const uint16_t pid = d->conf.port;
+	const uint64_t ms = rte_get_tsc_hz() / 1000, start = rte_rdtsc();
+	const uint64_t deadline = start + d->conf.peer_wait_ms * ms;
+	const uint32_t level = rte_log_get_global_level();
+	struct rte_eth_dev_info info;
+	bool client;
+	int ret;
+
+	client = memif_client(pid, &info);
+	/* quietly while it waits (the driver says why at each try); the
+	 * last try, after the wait, says why it failed */
+	rte_log_set_global_level(RTE_LOG_CRIT);
+	for (;;) {
+		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
+		if (ret == 0 && client) {
+			const uint64_t t = rte_rdtsc();
+
+			while (!link_up(pid) && rte_rdtsc() - t < LINK_WAIT_MS * ms &&
+			       rte_rdtsc() < deadline)
+				rte_delay_us_sleep(1000);
+			if (!link_up(pid) && rte_rdtsc() < deadline) {
+				rte_eth_dev_stop(pid);
+				continue;
+			}
+		}
+		if (ret == 0 || rte_rdtsc() >= deadline)
+			break;
+		rte_delay_us_sleep(PEER_RETRY_MS * 1000);
+	}
+	rte_log_set_global_level(level);
+	if (ret != 0)
+		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
+	return ret;
 }
 
 /* The port, the engine that polls it and the library's device. */
@@ -333,10 +460,10 @@ start_device(struct mwp_ibv_dev *d)
 		return -ENOMEM;
 	}
 	mwp_port_set_mempool(d->port, d->mp);
-	ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
+	ret = start_port(d);
 	if (ret != 0) {
-		fprintf(stderr, "mwpath-ibverbs: %s: DPDK port %u did not start\n",
-			d->dev.name, pid);
+		fprintf(stderr, "mwpath-ibverbs: %s: DPDK port %u did not start (tried for %u ms: [device %u] peer_wait_ms)\n",
+			d->dev.name, pid, d->conf.peer_wait_ms, d->index);
 		return ret;
 	}
 	d->ctx = mwp_open_device(&attr);
@@ -401,6 +528,8 @@ mwp_ibv_open(struct mwp_ibv_dev *d)
 		if (ret == 0) {
 			eal_up = true;
 			atexit(stop_ports);
+			if (getenv("MWPATH_STATS") != NULL)
+				signal(SIGABRT, abort_stats);
 		}
 	}
 	pthread_mutex_unlock(&eal_lock);

@@ -215,6 +215,80 @@ mwp_ibv_async(struct ibv_context *ctx, const struct ibv_async_event *ev, void *a
 		abort();	/* an eventfd below its maximum takes it */
 }
 
+/* An event dropped from the queue: its object is being destroyed. */
+#define EVENT_DROPPED	((enum ibv_event_type)-1)
+
+/* The object an event names (NULL: the port or the device). */
+static const void *
+event_obj(const struct ibv_async_event *ev)
+{
+	switch (ev->event_type) {
+	case IBV_EVENT_CQ_ERR:
+		return ev->element.cq;
+	case IBV_EVENT_SRQ_ERR:
+	case IBV_EVENT_SRQ_LIMIT_REACHED:
+		return ev->element.srq;
+	case IBV_EVENT_QP_FATAL:
+	case IBV_EVENT_QP_REQ_ERR:
+	case IBV_EVENT_QP_ACCESS_ERR:
+	case IBV_EVENT_COMM_EST:
+	case IBV_EVENT_SQ_DRAINED:
+	case IBV_EVENT_PATH_MIG:
+	case IBV_EVENT_PATH_MIG_ERR:
+	case IBV_EVENT_QP_LAST_WQE_REACHED:
+		return ev->element.qp;
+	default:
+		return NULL;
+	}
+}
+
+/* One more event of obj handed out (async_lock held). */
+static void
+reported(struct mwp_ibv_dev *d, const void *obj)
+{
+	unsigned int free_at = RTE_DIM(d->reported);
+
+	for (unsigned int i = 0; i < RTE_DIM(d->reported); i++) {
+		if (d->reported[i].obj == obj) {
+			d->reported[i].n++;
+			return;
+		}
+		if (d->reported[i].obj == NULL && free_at == RTE_DIM(d->reported))
+			free_at = i;
+	}
+	/* past MWP_IBV_REPORTED objects at once its destroy does not wait */
+	if (free_at < RTE_DIM(d->reported)) {
+		d->reported[free_at].obj = obj;
+		d->reported[free_at].n = 1;
+	}
+}
+
+void
+mwp_ibv_async_forget(struct mwp_ibv_dev *d, const void *obj, pthread_mutex_t *mutex,
+		     pthread_cond_t *cond, const uint32_t *completed)
+{
+	uint32_t want = 0;
+
+	pthread_mutex_lock(&d->async_lock);
+	for (unsigned int i = 0; i < d->async_count; i++) {
+		struct ibv_async_event *ev = &d->async[(d->async_head + i) % RTE_DIM(d->async)];
+
+		if (event_obj(ev) == obj)
+			ev->event_type = EVENT_DROPPED;
+	}
+	for (unsigned int i = 0; i < RTE_DIM(d->reported); i++)
+		if (d->reported[i].obj == obj) {
+			want = d->reported[i].n;
+			d->reported[i].obj = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&d->async_lock);
+	pthread_mutex_lock(mutex);
+	while (__atomic_load_n(completed, __ATOMIC_ACQUIRE) < want)
+		pthread_cond_wait(cond, mutex);
+	pthread_mutex_unlock(mutex);
+}
+
 int
 ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 {
@@ -227,16 +301,22 @@ ibv_get_async_event(struct ibv_context *ctx, struct ibv_async_event *ev)
 			*(void **)&real = mwp_ibv_real_sym("ibv_get_async_event", "IBVERBS_1.1");
 		return real(ctx, ev);
 	}
-	if (d->conf.progress == APP_PROGRESS_CALLS)
-		mwp_ibv_wait_polling(d, ctx->async_fd);
-	/* one event (semaphore mode); EAGAIN if the program made the fd
-	 * non-blocking and none is there */
-	if (read(ctx->async_fd, &n, sizeof(n)) != sizeof(n))
-		return -1;
-	pthread_mutex_lock(&d->async_lock);
-	*ev = d->async[d->async_head];
-	d->async_head = (d->async_head + 1) % RTE_DIM(d->async);
-	d->async_count--;
-	pthread_mutex_unlock(&d->async_lock);
+	do {
+		if (d->conf.progress == APP_PROGRESS_CALLS)
+			mwp_ibv_wait_polling(d, ctx->async_fd);
+		/* one event (semaphore mode); EAGAIN if the program made
+		 * the fd non-blocking and none is there */
+		if (read(ctx->async_fd, &n, sizeof(n)) != sizeof(n))
+			return -1;
+		pthread_mutex_lock(&d->async_lock);
+		*ev = d->async[d->async_head];
+		d->async_head = (d->async_head + 1) % RTE_DIM(d->async);
+		d->async_count--;
+		/* its object waits for the program's acknowledgement
+		 * before it goes */
+		if (ev->event_type != EVENT_DROPPED && event_obj(ev) != NULL)
+			reported(d, event_obj(ev));
+		pthread_mutex_unlock(&d->async_lock);
+	} while (ev->event_type == EVENT_DROPPED);
 	return 0;
 }

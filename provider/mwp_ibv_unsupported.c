@@ -26,20 +26,9 @@ ret name params									\
 	return real args;							\
 }
 
-UNSUPPORTED(struct ibv_ah *, ibv_create_ah, "IBVERBS_1.1",
-	    (struct ibv_pd *pd, struct ibv_ah_attr *attr), (pd, attr), pd->context, NULL)
-UNSUPPORTED(struct ibv_ah *, ibv_create_ah_from_wc, "IBVERBS_1.1",
-	    (struct ibv_pd *pd, struct ibv_wc *wc, struct ibv_grh *grh, uint8_t port),
-	    (pd, wc, grh, port), pd->context, NULL)
-UNSUPPORTED(int, ibv_init_ah_from_wc, "IBVERBS_1.1",
-	    (struct ibv_context *ctx, uint8_t port, struct ibv_wc *wc, struct ibv_grh *grh,
-	     struct ibv_ah_attr *attr),
-	    (ctx, port, wc, grh, attr), ctx, EOPNOTSUPP)
 UNSUPPORTED(int, ibv_resolve_eth_l2_from_gid, "IBVERBS_1.1",
 	    (struct ibv_context *ctx, struct ibv_ah_attr *attr, uint8_t mac[6], uint16_t *vid),
 	    (ctx, attr, mac, vid), ctx, EOPNOTSUPP)
-UNSUPPORTED(struct ibv_srq *, ibv_create_srq, "IBVERBS_1.1",
-	    (struct ibv_pd *pd, struct ibv_srq_init_attr *attr), (pd, attr), pd->context, NULL)
 UNSUPPORTED(int, ibv_attach_mcast, "IBVERBS_1.1",
 	    (struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid), (qp, gid, lid),
 	    qp->context, EOPNOTSUPP)

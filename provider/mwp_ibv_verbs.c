@@ -18,7 +18,8 @@
 #define MWP_IBV_MAX_QP_WR	65536
 #define MWP_IBV_MAX_CQE		(1 << 20)
 #define MWP_IBV_MAX_RD_ATOM	16
-#define MWP_IBV_MAX_SGE		4
+#define MWP_IBV_MAX_SGE		MWP_MAX_SGE
+#define MWP_IBV_MAX_SRQ_WR	65536
 
 /* RoCE v2 in the private ibv_query_gid_type's numbering. */
 #define GID_TYPE_SYSFS_ROCE_V2	1
@@ -104,7 +105,7 @@ static int (*lib_poll_cq)(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 static int
 poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 {
-	mwp_ibv_progress(mwp_ibv_ctx_dev(cq->context));
+	mwp_ibv_app_poll(mwp_ibv_ctx_dev(cq->context));
 	return lib_poll_cq(cq, n, wc);
 }
 
@@ -124,6 +125,7 @@ ibv_open_device(struct ibv_device *dev)
 		ctx->ops.poll_cq = poll_cq;
 		v->query_port = ext_query_port;
 		v->query_device_ex = ext_query_device;
+		v->create_srq_ex = mwp_ibv_create_srq_ex;
 	}
 	return ctx;
 }
@@ -158,13 +160,18 @@ ibv_query_device(struct ibv_context *ctx, struct ibv_device_attr *a)
 	a->max_qp = MWP_IBV_MAX_QP;
 	a->max_qp_wr = MWP_IBV_MAX_QP_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT |
-			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+			      IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B |
+			      IBV_DEVICE_SRQ_RESIZE;
 	a->max_sge = MWP_IBV_MAX_SGE;
 	a->max_sge_rd = MWP_IBV_MAX_SGE;
 	a->max_cq = MWP_IBV_MAX_QP;
 	a->max_cqe = MWP_IBV_MAX_CQE;
 	a->max_mr = (int)keys;
 	a->max_pd = MWP_IBV_MAX_QP;
+	a->max_ah = MWP_IBV_MAX_QP * 16;
+	a->max_srq = MWP_IBV_MAX_QP;
+	a->max_srq_wr = MWP_IBV_MAX_SRQ_WR;
+	a->max_srq_sge = MWP_IBV_MAX_SGE;
 	a->max_qp_rd_atom = MWP_IBV_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = MWP_IBV_MAX_RD_ATOM;
 	a->max_res_rd_atom = MWP_IBV_MAX_QP * MWP_IBV_MAX_RD_ATOM;
@@ -353,7 +360,7 @@ ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	if (mwp_ibv_ctx_dev(pd->context) == NULL)
 		return mwp_ibv_real.dealloc_pd(pd);
-	return mwp_dealloc_pd(pd);
+	return mwp_ibv_ret(mwp_dealloc_pd(pd));
 }
 
 /* Access bits a program may pass that ask for nothing mwpath must do:
@@ -396,7 +403,7 @@ ibv_dereg_mr(struct ibv_mr *mr)
 {
 	if (mwp_ibv_ctx_dev(mr->context) == NULL)
 		return mwp_ibv_real.dereg_mr(mr);
-	return mwp_dereg_mr(mr);
+	return mwp_ibv_ret(mwp_dereg_mr(mr));
 }
 
 /* ---- completion queues ---- */
@@ -442,12 +449,14 @@ ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (mwp_ibv_ctx_dev(cq->context) == NULL)
 		return mwp_ibv_real.destroy_cq(cq);
+	mwp_ibv_async_forget(mwp_ibv_ctx_dev(cq->context), cq, &cq->mutex, &cq->cond,
+			     &cq->async_events_completed);
 	ch = cq->channel;
 	mwp_ibv_channel_detach(cq);
 	ret = mwp_destroy_cq(cq);
 	if (ret != 0 && ch != NULL)
 		mwp_ibv_channel_attach(cq, ch);	/* still in use: as it was */
-	return ret;
+	return mwp_ibv_ret(ret);
 }
 
 /* ---- queue pairs ---- */
@@ -463,7 +472,7 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		return mwp_ibv_real.create_qp(pd, attr);
 	/* types verbs knows and mwpath has not: not supported (what test
 	 * suites skip on), not invalid */
-	if (attr->qp_type == IBV_QPT_UD || attr->qp_type == IBV_QPT_RAW_PACKET ||
+	if (attr->qp_type == IBV_QPT_RAW_PACKET ||
 	    attr->qp_type == IBV_QPT_XRC_SEND || attr->qp_type == IBV_QPT_XRC_RECV ||
 	    attr->qp_type == IBV_QPT_DRIVER) {
 		errno = EOPNOTSUPP;
@@ -485,7 +494,6 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		errno = ret;
 		return NULL;
 	}
-	qp->srq = NULL;
 	qp->events_completed = 0;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
@@ -497,7 +505,7 @@ ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask)
 {
 	if (mwp_ibv_ctx_dev(qp->context) == NULL)
 		return mwp_ibv_real.modify_qp(qp, attr, mask);
-	return mwp_modify_qp(qp, attr, mask);
+	return mwp_ibv_ret(mwp_modify_qp(qp, attr, mask));
 }
 
 int
@@ -506,7 +514,7 @@ ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int mask,
 {
 	if (mwp_ibv_ctx_dev(qp->context) == NULL)
 		return mwp_ibv_real.query_qp(qp, attr, mask, init);
-	return mwp_query_qp(qp, attr, mask, init);
+	return mwp_ibv_ret(mwp_query_qp(qp, attr, mask, init));
 }
 
 int
@@ -517,8 +525,9 @@ ibv_destroy_qp(struct ibv_qp *qp)
 
 	if (d == NULL)
 		return mwp_ibv_real.destroy_qp(qp);
+	mwp_ibv_async_forget(d, qp, &qp->mutex, &qp->cond, &qp->events_completed);
 	mwp_ibv_pause(d);
 	ret = mwp_destroy_qp(qp);
 	mwp_ibv_resume(d);
-	return ret;
+	return mwp_ibv_ret(ret);
 }

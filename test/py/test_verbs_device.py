@@ -4,7 +4,10 @@ own unmodified ibv_devices, ibv_devinfo, ibv_rc_pingpong and perftest run on
 it through mwpath-run.  Two processes, each its own DPDK (own file prefix),
 are joined by net_memif and find each other by ARP; perftest's and
 pingpong's TCP exchange goes over localhost.  Every tool must exit 0 on
-both sides and print a result whose figures are positive.
+both sides and print a result whose figures are positive.  UD and SRQs
+(ibv_ud_pingpong, ibv_srq_pingpong, perftest -c UD and --use-srq), UCX
+1.13 (ucx_info, ucx_perftest over rc_verbs and ud_verbs) and an MPI
+program under Open MPI over UCX run the same way.
 
 Also: the device states what its configuration says; a missing or bad
 configuration fails with one clear line and no crash; every exported
@@ -131,6 +134,18 @@ class Device(unittest.TestCase):
             "register an MR with remote atomic but not local write": "EINVAL",
             "create a CQ with more entries than the device has": "EINVAL",
             "allocate a memory window of type 3": "EINVAL",
+            "create an SRQ of 0 receives": "EINVAL",
+            "create an SRQ of more receives than the device has": "EINVAL",
+            "create an SRQ of more SGEs than the device has": "EINVAL",
+            "create an SRQ whose limit is above its size": "EINVAL",
+            "post more receives to an SRQ than it holds": "ENOMEM",
+            "shrink an SRQ below the receives it holds": "EINVAL",
+            "arm an SRQ's limit above its size": "EINVAL",
+            "post a receive with more SGEs than the SRQ takes": "EINVAL",
+            "post_recv on a QP whose receives are its SRQ's": "EINVAL",
+            "create an address handle without a global route": "EINVAL",
+            "create an address handle to a multicast GID": "ENOTSUP",  # EOPNOTSUPP
+            "modify a UD QP RESET to INIT without a Q_Key": "EINVAL",
         }
         r = run(self.cfg, "/usr/bin/python3",
                 os.path.join(SRC, "test", "py", "verbs_bad_input.py"), "mwpath0")
@@ -259,19 +274,21 @@ class Pair(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def pair(self, *cmd):
+    def pair(self, *cmd, env=None):
         """cmd on both sides (the client names the server): both results.
         The TCP port of their exchange is one the kernel just found free
-        (another run of these tests may be using others)."""
+        (another run of these tests may be using others).  env: more
+        environment for both."""
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         args = list(cmd) + ["-p", str(port)]
-        srv = subprocess.Popen([RUN, "-c", self.server, "--"] + args, env=ENV,
+        env = {**ENV, **(env or {})}
+        srv = subprocess.Popen([RUN, "-c", self.server, "--"] + args, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         time.sleep(1.0)
         cli = subprocess.Popen([RUN, "-c", self.client, "--"] + args + ["localhost"],
-                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
         try:
             cout, cerr = cli.communicate(timeout=TOOL_TIMEOUT)
@@ -384,6 +401,113 @@ class Pair(unittest.TestCase):
         for tool in ("ib_write_lat", "ib_read_lat", "ib_send_lat"):
             with self.subTest(tool=tool):
                 self.lat_row(self.perftest(tool, "-s", "64", "-n", "200"), 64)
+
+    # ---- UD, address handles, shared receive queues (issue 37) ----
+
+    def pingpong_figures(self, out, size, iters):
+        m = re.search(r"(\d+) bytes in [\d.]+ seconds = ([\d.]+) Mbit/sec", out)
+        self.assertIsNotNone(m, out)
+        self.assertEqual(int(m.group(1)), 2 * size * iters)
+        self.assertGreater(float(m.group(2)), 0)
+        self.assertRegex(out, r"%d iters in [\d.]+ seconds = [\d.]+ usec/iter" % iters)
+
+    def test_ibv_ud_pingpong_over_ipv4_and_ipv6(self):
+        """UD QPs and address handles; -s 1024 is the path MTU, a UD
+        message's limit (the tool adds the 40-byte GRH area to its
+        receives)."""
+        for gid in ("0", "1"):
+            with self.subTest(gid=gid):
+                s, c = self.pair("ibv_ud_pingpong", "-d", "mwpath0", "-g", gid,
+                                 "-s", "1024", "-n", "100")
+                self.assert_both_ok(s, c)
+                for rc, out, err in (s, c):
+                    self.pingpong_figures(out, 1024, 100)
+                self.assertIn("GID 2001:db8::1" if gid == "1" else "GID ::ffff:192.0.2.1",
+                              s[1])
+
+    def test_ibv_srq_pingpong(self):
+        """16 RC QPs a side, their receives from one SRQ."""
+        s, c = self.pair("ibv_srq_pingpong", "-d", "mwpath0", "-g", "0", "-s", "4096",
+                         "-n", "100")
+        self.assert_both_ok(s, c)
+        for rc, out, err in (s, c):
+            self.pingpong_figures(out, 4096, 100)
+
+    def test_perftest_on_ud(self):
+        self.bw_row(self.perftest("ib_send_bw", "-c", "UD", "-s", "1024", "-n", "500"), 1024)
+        self.lat_row(self.perftest("ib_send_lat", "-c", "UD", "-s", "64", "-n", "500"), 64)
+
+    def test_perftest_with_an_srq(self):
+        self.bw_row(self.perftest("ib_send_bw", "--use-srq", "-s", "4096", "-n", "500"), 4096)
+
+    # ---- UCX and MPI ----
+
+    UCX = {"UCX_NET_DEVICES": "mwpath0:1", "UCX_LOG_LEVEL": "info"}
+
+    def ucx_perftest(self, tls, *test):
+        """ucx_perftest's test on both sides with only mwpath0's
+        transports tls (and self): the client's "Final:" row, after
+        checking that UCX chose tls's first for the endpoint."""
+        s, c = self.pair("ucx_perftest", *test,
+                         env={**self.UCX, "UCX_TLS": tls + ",self"})
+        self.assert_both_ok(s, c)
+        lane = re.search(r"ep_cfg\[0\]: \w+\((\w+)/mwpath0:1", c[1] + c[2])
+        self.assertIsNotNone(lane, c[1] + c[2])
+        self.assertEqual(lane.group(1), tls.split(",")[0])
+        m = re.search(r"^Final:\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)"
+                      r"\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)", c[1], re.M)
+        self.assertIsNotNone(m, c[1])
+        self.assertEqual(int(m.group(1)), int(test[test.index("-n") + 1]))
+        return [float(x) for x in m.groups()[1:]]
+
+    def test_ucx_lists_mwpath0_with_rc_verbs_and_ud_verbs(self):
+        r = run(self.server, "ucx_info", "-d")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        part = r.stdout.split("# Memory domain: mwpath0", 1)
+        self.assertEqual(len(part), 2, "UCX does not list mwpath0:\n" + r.stdout)
+        for tl in ("rc_verbs", "ud_verbs"):
+            self.assertRegex(part[1], r"Transport: %s\s+#\s+Device: mwpath0:1" % tl)
+
+    def test_ucx_perftest_over_rc_verbs_and_ud_verbs(self):
+        """UCP's tag latency and bandwidth, put bandwidth and get; rc_verbs
+        makes its connections over ud_verbs, as UCX's "rc" does."""
+        for tls in ("rc_verbs,ud_verbs", "ud_verbs"):
+            for test in (("-t", "tag_lat", "-n", "1000"),
+                         ("-t", "tag_bw", "-s", "65536", "-n", "500"),
+                         ("-t", "ucp_put_bw", "-s", "65536", "-n", "500"),
+                         ("-t", "ucp_get", "-s", "4096", "-n", "200")):
+                with self.subTest(tls=tls, test=test[1]):
+                    lat50, lat, lat_all, bw, bw_all, rate, rate_all = \
+                        self.ucx_perftest(tls, *test)
+                    self.assertGreater(lat_all, 0)
+                    self.assertGreater(bw_all, 0)
+                    self.assertGreater(rate_all, 0)
+
+    def test_an_mpi_program_under_open_mpi_over_ucx(self):
+        """Two ranks, one mwpath device each (the memif server's and the
+        client's configurations): a ping-pong and an allreduce whose
+        results the program checks, over rc_verbs and over ud_verbs."""
+        exe = os.path.join(self.tmp.name, "mpi_check")
+        cc = subprocess.run(["mpicc", "-O2", "-Wall", "-o", exe,
+                             os.path.join(SRC, "test", "verbs_device", "mpi_check.c")],
+                            capture_output=True, text=True)
+        self.assertEqual(cc.returncode, 0, cc.stderr)
+        for tls in ("rc_verbs,ud_verbs", "ud_verbs"):
+            with self.subTest(tls=tls):
+                env = ["-x", "UCX_TLS=%s,self" % tls, "-x", "UCX_NET_DEVICES=mwpath0:1",
+                       "-x", "MWPATH_STATS=1"]
+                cmd = (["mpirun", "--allow-run-as-root", "--oversubscribe",
+                        "--mca", "pml", "ucx", "--mca", "btl", "self"] + env +
+                       ["-np", "1", RUN, "-c", self.server, "--", exe, "200", "4096", ":",
+                        "-np", "1", RUN, "-c", self.client, "--", exe, "200", "4096"])
+                r = subprocess.run(cmd, capture_output=True, text=True, env=ENV,
+                                   timeout=TOOL_TIMEOUT)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                self.assertRegex(r.stdout, r"pingpong ok 200 x 4096 B: [\d.]+ us")
+                self.assertIn("allreduce ok 4096 doubles", r.stdout)
+                # the ranks' messages went through mwpath, not shared memory
+                rx = [int(n) for n in re.findall(r"mwpath0: rx (\d+) accepted", r.stderr)]
+                self.assertTrue(rx and max(rx) > 2 * 200, r.stderr)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ from pyverbs.device import Context
 from pyverbs.mr import MR, MW
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
+from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 
@@ -74,3 +76,42 @@ case("register an MR with remote atomic but not local write",
      lambda: MR(pd, 4096, e.IBV_ACCESS_REMOTE_ATOMIC))
 case("create a CQ with more entries than the device has", lambda: CQ(ctx, 1 << 30))
 case("allocate a memory window of type 3", lambda: MW(pd, 3))
+
+# shared receive queues, address handles and UD QPs (errnos as rxe gives;
+# an SRQ a QP uses is EBUSY to destroy, which pyverbs does not show: its
+# close() closes the QPs first -- test/unit/test_ud.c checks it)
+case("create an SRQ of 0 receives",
+     lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=0, max_sge=1))))
+case("create an SRQ of more receives than the device has",
+     lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=1 << 20, max_sge=1))))
+case("create an SRQ of more SGEs than the device has",
+     lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=4, max_sge=17))))
+case("create an SRQ whose limit is above its size",
+     lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=4, max_sge=1, srq_limit=5))))
+srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=4, max_sge=1)))
+for _ in range(4):
+    srq.post_recv(RecvWR(num_sge=1, sg=[SGE(mr.buf, 8, mr.lkey)]))
+case("post more receives to an SRQ than it holds",
+     lambda: srq.post_recv(RecvWR(num_sge=1, sg=[SGE(mr.buf, 8, mr.lkey)])))
+case("shrink an SRQ below the receives it holds",
+     lambda: srq.modify(SrqAttr(max_wr=2), e.IBV_SRQ_MAX_WR))
+case("arm an SRQ's limit above its size",
+     lambda: srq.modify(SrqAttr(srq_limit=9), e.IBV_SRQ_LIMIT))
+case("post a receive with more SGEs than the SRQ takes",
+     lambda: srq.post_recv(RecvWR(num_sge=2, sg=[SGE(mr.buf, 8, mr.lkey)] * 2)))
+srq_qp = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, srq=srq,
+                           cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1,
+                                     max_recv_sge=1)))
+to(srq_qp, e.IBV_QPS_INIT, INIT_MASK, port_num=1)
+case("post_recv on a QP whose receives are its SRQ's", lambda: srq_qp.post_recv(recv))
+case("create an address handle without a global route",
+     lambda: AH(pd, attr=AHAttr(port_num=1, is_global=0)))
+case("create an address handle to a multicast GID",
+     lambda: AH(pd, attr=AHAttr(port_num=1, is_global=1,
+                                gr=GlobalRoute(dgid=GID("ff02:0000:0000:0000:0000:0000:0000:0001"), sgid_index=0))))
+ud = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
+                       cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1,
+                                 max_recv_sge=1)))
+case("modify a UD QP RESET to INIT without a Q_Key",
+     lambda: to(ud, e.IBV_QPS_INIT, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT,
+                port_num=1))
