@@ -84,16 +84,20 @@ run_fuzz() {
 		return
 	fi
 	mkdir -p "$dir/corpus-resp"
-	if MWP_FUZZ_RESP_BREAK=1 "$dir/test/fuzz/fuzz_resp" -seed=1 -runs=200 \
-		-artifact_prefix="$dir/break-" \
-		>"$dir/fuzz-resp-break.log" 2>&1 ||
-	   ! grep -q 'ORACLE BREACH' "$dir/fuzz-resp-break.log"; then
-		tail -20 "$dir/fuzz-resp-break.log"
-		echo "fuzz_resp: FAIL (the oracle missed a planted write)"
-		status=1
-		failed=$((failed + 1))
-		return
-	fi
+	# a byte outside every window, and one in a shared receive queue's
+	# buffer that no SEND wrote
+	for plant in 1 urecv; do
+		if MWP_FUZZ_RESP_BREAK=$plant "$dir/test/fuzz/fuzz_resp" -seed=1 -runs=200 \
+			-artifact_prefix="$dir/break-" \
+			>"$dir/fuzz-resp-break.log" 2>&1 ||
+		   ! grep -q 'ORACLE BREACH' "$dir/fuzz-resp-break.log"; then
+			tail -20 "$dir/fuzz-resp-break.log"
+			echo "fuzz_resp: FAIL (the oracle missed a planted write: $plant)"
+			status=1
+			failed=$((failed + 1))
+			return
+		fi
+	done
 	if ! "$dir/test/fuzz/fuzz_resp" -seed=1 -max_len=4096 -artifact_prefix="$dir/" \
 		-runs="${FUZZ_RESP_RUNS:-1000000}" -print_final_stats=1 \
 		"$dir/corpus-resp" >"$dir/fuzz-resp.log" 2>&1; then
