@@ -120,7 +120,7 @@ run_tsan() {
 	if ! { meson setup "$dir" -Db_sanitize=thread -Db_lundef=false \
 		-Dbenchmarks=false >/dev/null ||
 	       meson setup --reconfigure "$dir" >/dev/null; } ||
-	   ! ninja -C "$dir" test/unit/tsan_concurrency test/unit/owners_long; then
+	   ! ninja -C "$dir" test/unit/tsan_concurrency test/unit/owners_long test/unit/srq_lcores; then
 		echo "tsan build: FAIL"
 		status=1
 		failed=$((failed + 1))
@@ -128,7 +128,7 @@ run_tsan() {
 	fi
 	# the readers and writers of the key table; then two polling lcores
 	# with hand-overs, binds and invalidations (10^5 rounds, about 80 s)
-	for t in "tsan_concurrency" "owners_long 100000"; do
+	for t in "tsan_concurrency" "owners_long 100000" "srq_lcores 5000"; do
 		# shellcheck disable=SC2086
 		if TSAN_OPTIONS="halt_on_error=1:suppressions=$PWD/test/unit/tsan.supp" \
 			"$dir"/test/unit/$t; then

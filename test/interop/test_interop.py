@@ -5,7 +5,8 @@ side of a tap; mwpath's device mwpath0 (net_af_packet on the tap, its own
 MAC and addresses, found by the guest through ARP and neighbour discovery)
 with the same unmodified tools on the other.  One boot runs every scenario,
 in both roles and over IPv4 and IPv6 GIDs; each is a test with a verdict
-taken from both sides' exit status and output.
+taken from both sides' exit status and output.  UD and shared receive
+queues too: ibv_ud_pingpong, ib_send_bw -c UD, ibv_srq_pingpong.
 
 Then memory windows (test/interop/mw_peer.c, one program on both sides):
 mwpath owning the windows with rxe accessing them, and the reverse; a lossy
@@ -164,6 +165,37 @@ class Scenario(unittest.TestCase):
             gout += "\n(the rxe side's processes when the mwpath side ended:\n%s)" % stuck
         return (host.returncode, hout), (gst, gout)
 
+    def run_pingpong(self, tool, size, iters, extra, host_serves, family):
+        """One of rdma-core's pingpongs on both sides: both exit 0 and
+        print 2*size*iters bytes."""
+        args = [tool, "-g", "{gid}", "-p", "{port}", "-s", str(size),
+                "-n", str(iters)] + extra
+        h, g = self.pair(args + ["-d", "mwpath0"], args + ["-d", "rxe0"],
+                         host_serves, family)
+        self.both_ok(h, g)
+        for side, (st, out) in (("mwpath", h), ("rxe", g)):
+            m = re.search(r"(\d+) bytes in [\d.]+ seconds = ([\d.]+) Mbit/sec", out)
+            self.assertIsNotNone(m, side + ":\n" + out)
+            self.assertEqual(int(m.group(1)), 2 * size * iters, side)
+
+    def run_perftest(self, tool, args, kind, host_serves, family):
+        """Unmodified perftest on both sides; the client's figures checked."""
+        common = [tool, "-x", "{gid}", "-p", "{port}", "-F"] + args
+        h, g = self.pair(common + ["-d", "mwpath0"], common + ["-d", "rxe0"],
+                         host_serves, family)
+        self.both_ok(h, g)
+        out = g[1] if host_serves else h[1]
+        size = 8 if tool == "ib_atomic_bw" else int(args[args.index("-s") + 1])
+        m = re.search(r"^\s*%d\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size, out, re.M)
+        self.assertIsNotNone(m, "no result row in the client's output:\n" + out)
+        self.assertEqual(int(m.group(1)), 200, "iterations")
+        # bw: BW peak, BW average, MsgRate; lat: t_min, t_max, t_typical;
+        # unless perftest says itself that it could not time the CPU's
+        # clock (TCG's TSC, now and then): then its figures read 0.00
+        if "Correlation coefficient" not in out:
+            self.assertGreater(float(m.group(3)), 0, out)
+            self.assertGreater(float(m.group(4)), 0, out)
+
     def record(self, name, role, family, fn):
         """Runs FN, a scenario, into the results table.  A scenario that
         hung (a side killed at its time limit) runs once more, and the
@@ -199,17 +231,6 @@ FAMILIES = (4, 6)
 class Pingpong(Scenario):
     """ibv_rc_pingpong: below, at and above the 1024 B path MTU; -e."""
 
-    def run_pingpong(self, size, iters, extra, host_serves, family):
-        args = ["ibv_rc_pingpong", "-g", "{gid}", "-p", "{port}", "-s", str(size),
-                "-n", str(iters)] + extra
-        h, g = self.pair(args + ["-d", "mwpath0"], args + ["-d", "rxe0"],
-                         host_serves, family)
-        self.both_ok(h, g)
-        for side, (st, out) in (("mwpath", h), ("rxe", g)):
-            m = re.search(r"(\d+) bytes in [\d.]+ seconds = ([\d.]+) Mbit/sec", out)
-            self.assertIsNotNone(m, side + ":\n" + out)
-            self.assertEqual(int(m.group(1)), 2 * size * iters, side)
-
     def test_pingpong(self):
         for role, host_serves in ROLES:
             for family in FAMILIES:
@@ -218,7 +239,7 @@ class Pingpong(Scenario):
                     name = "ibv_rc_pingpong -s %d%s" % (size, " -e" if extra else "")
                     with self.subTest(role=role, family=family, size=size, extra=extra):
                         self.record(name, role, family, lambda: self.run_pingpong(
-                            size, iters, extra, host_serves, family))
+                            "ibv_rc_pingpong", size, iters, extra, host_serves, family))
 
 
 PERFTEST = (
@@ -235,23 +256,6 @@ PERFTEST = (
 class Perftest(Scenario):
     """Unmodified perftest on both sides; the client's figures checked."""
 
-    def run_perftest(self, tool, args, kind, host_serves, family):
-        common = [tool, "-x", "{gid}", "-p", "{port}", "-F"] + args
-        h, g = self.pair(common + ["-d", "mwpath0"], common + ["-d", "rxe0"],
-                         host_serves, family)
-        self.both_ok(h, g)
-        out = g[1] if host_serves else h[1]
-        size = 8 if tool == "ib_atomic_bw" else int(args[args.index("-s") + 1])
-        m = re.search(r"^\s*%d\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size, out, re.M)
-        self.assertIsNotNone(m, "no result row in the client's output:\n" + out)
-        self.assertEqual(int(m.group(1)), 200, "iterations")
-        # bw: BW peak, BW average, MsgRate; lat: t_min, t_max, t_typical;
-        # unless perftest says itself that it could not time the CPU's
-        # clock (TCG's TSC, now and then): then its figures read 0.00
-        if "Correlation coefficient" not in out:
-            self.assertGreater(float(m.group(3)), 0, out)
-            self.assertGreater(float(m.group(4)), 0, out)
-
     def test_perftest(self):
         for tool, args, kind in PERFTEST:
             for role, host_serves in ROLES:
@@ -260,6 +264,26 @@ class Perftest(Scenario):
                     with self.subTest(tool=name, role=role, family=family):
                         self.record(name, role, family, lambda: self.run_perftest(
                             tool, args, kind, host_serves, family))
+
+
+class UdSrq(Scenario):
+    """UD QPs, address handles and SRQs against rxe: ibv_ud_pingpong at the
+    1024 B path MTU, ib_send_bw -c UD, ibv_srq_pingpong (16 RC QPs a side
+    on one SRQ)."""
+
+    def test_ud_and_srq(self):
+        for role, host_serves in ROLES:
+            for family in FAMILIES:
+                for tool, size, iters in (("ibv_ud_pingpong", 1024, 100),
+                                          ("ibv_srq_pingpong", 4096, 50)):
+                    with self.subTest(tool=tool, role=role, family=family):
+                        self.record(tool, role, family, lambda: self.run_pingpong(
+                            tool, size, iters, [], host_serves, family))
+                with self.subTest(tool="ib_send_bw -c UD", role=role, family=family):
+                    self.record("ib_send_bw -c UD", role, family,
+                                lambda: self.run_perftest(
+                                    "ib_send_bw", ["-c", "UD", "-s", "1024", "-n", "200"],
+                                    "bw", host_serves, family))
 
 
 def verdicts(out):
