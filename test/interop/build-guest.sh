@@ -25,6 +25,7 @@ deb=$(ls "$cache"/linux-image-*-amd64_*.deb 2>/dev/null | sort -V | tail -1 || t
 
 tools=(
 	/usr/bin/ibv_devices /usr/bin/ibv_devinfo /usr/bin/ibv_rc_pingpong
+	/usr/bin/ibv_ud_pingpong /usr/bin/ibv_srq_pingpong
 	/usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/ib_send_bw
 	/usr/bin/ib_atomic_bw /usr/bin/ib_write_lat /usr/bin/ib_read_lat
 	/usr/bin/rdma /usr/sbin/ip /usr/sbin/tc
