@@ -245,13 +245,16 @@ print_stats(const struct mwp_ibv_dev *d)
 		return;
 }
 
+/* The program's own SIGABRT handling, which abort_stats hands on to. */
+static struct sigaction prev_abrt;
+
 static void
 abort_stats(int sig)
 {
 	for (unsigned int i = 0; i < nb_devs; i++)
 		if (devs[i].ctx != NULL)
 			print_stats(&devs[i]);
-	signal(sig, SIG_DFL);
+	sigaction(sig, &prev_abrt, NULL);
 	raise(sig);
 }
 
@@ -308,7 +311,7 @@ mwp_ibv_app_poll(struct mwp_ibv_dev *d)
  * the datapath) the thread only sleeps: two pollers of one port would
  * take turns at its lock, and on a machine with fewer cores than busy
  * threads the one preempted holding it stalls the other (UCX's
- * latency tests: 250 us a round trip instead of 5). */
+ * latency tests: 250 us a round trip instead of 2). */
 #define IDLE_SPIN	64
 #define IDLE_MAX_US	200
 #define APP_ACTIVE_US	20
@@ -358,14 +361,14 @@ mwp_ibv_resume(struct mwp_ibv_dev *d)
 	pthread_mutex_unlock(&d->poll);
 }
 
-/* Start the device's DPDK port.  One whose peer is not up yet -- a memif
- * client before its server listens, as when a program opens the device
- * right after its own TCP exchange while the other side's has not --
- * fails to start: it is tried again every PEER_RETRY_MS for up to
- * peer_wait_ms.  A memif client that connected while its server was
- * still setting its port up has its handshake refused and never tries
- * again on its own: a memif client whose link is not up LINK_WAIT_MS
- * after it started is started again, within the same wait. */
+/* Start the device's DPDK port.  A memif client whose server is not up yet
+ * -- as when a program opens the device right after its own TCP exchange
+ * while the other side's has not -- fails to start: it is tried again
+ * every PEER_RETRY_MS for up to peer_wait_ms.  One that connected while
+ * its server was still setting its port up has its handshake refused
+ * and never tries again on its own: a memif client whose link is not up
+ * LINK_WAIT_MS after it started is started again, within the same wait.
+ * Any other port gets one try. */
 #define PEER_RETRY_MS	50
 #define LINK_WAIT_MS	500
 
@@ -402,12 +405,14 @@ start_port(struct mwp_ibv_dev *d)
 	int ret;
 
 	client = memif_client(pid, &info);
+	if (!client)
+		return mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
 	/* quietly while it waits (the driver says why at each try); the
 	 * last try, after the wait, says why it failed */
 	rte_log_set_global_level(RTE_LOG_CRIT);
 	for (;;) {
 		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
-		if (ret == 0 && client) {
+		if (ret == 0) {
 			const uint64_t t = rte_rdtsc();
 
 			while (!link_up(pid) && rte_rdtsc() - t < LINK_WAIT_MS * ms &&
@@ -462,8 +467,8 @@ start_device(struct mwp_ibv_dev *d)
 	mwp_port_set_mempool(d->port, d->mp);
 	ret = start_port(d);
 	if (ret != 0) {
-		fprintf(stderr, "mwpath-ibverbs: %s: DPDK port %u did not start (tried for %u ms: [device %u] peer_wait_ms)\n",
-			d->dev.name, pid, d->conf.peer_wait_ms, d->index);
+		fprintf(stderr, "mwpath-ibverbs: %s: DPDK port %u did not start (a memif client tries for [device %u] peer_wait_ms, %u ms)\n",
+			d->dev.name, pid, d->index, d->conf.peer_wait_ms);
 		return ret;
 	}
 	d->ctx = mwp_open_device(&attr);
@@ -528,8 +533,12 @@ mwp_ibv_open(struct mwp_ibv_dev *d)
 		if (ret == 0) {
 			eal_up = true;
 			atexit(stop_ports);
-			if (getenv("MWPATH_STATS") != NULL)
-				signal(SIGABRT, abort_stats);
+			if (getenv("MWPATH_STATS") != NULL) {
+				struct sigaction sa = { .sa_handler = abort_stats };
+
+				sigemptyset(&sa.sa_mask);
+				sigaction(SIGABRT, &sa, &prev_abrt);
+			}
 		}
 	}
 	pthread_mutex_unlock(&eal_lock);
