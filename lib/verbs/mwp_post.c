@@ -142,6 +142,9 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 		if (total > qp->cap.max_inline_data || total > sizeof(w->inline_data))
 			return EINVAL;
 		for (int i = 0; i < wr->num_sge; i++) {
+			/* an empty SGE may name no buffer (UCX's UD does) */
+			if (wr->sg_list[i].length == 0)
+				continue;
 			memcpy(w->inline_data + w->inline_len,
 			       (const void *)(uintptr_t)wr->sg_list[i].addr,
 			       wr->sg_list[i].length);

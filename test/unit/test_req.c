@@ -210,6 +210,33 @@ Test(req, inline_data_is_copied_at_post_time)
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
 }
 
+Test(req, an_inline_send_may_have_empty_sges_that_name_no_buffer)
+{
+	struct ibv_qp *q = rc_qp();
+	uint8_t data[16];
+	/* UCX's UD posts a header SGE and a payload SGE, the second empty
+	 * and with no address for a message with no payload */
+	struct ibv_sge sge[3] = {
+		{ .addr = 0, .length = 0, .lkey = 0 },
+		{ .addr = (uintptr_t)data, .length = sizeof(data), .lkey = 0 },
+		{ .addr = 0, .length = 0, .lkey = 0 },
+	};
+	struct ibv_send_wr wr = { .wr_id = 1, .opcode = IBV_WR_SEND, .sg_list = sge,
+				  .num_sge = 3,
+				  .send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE }, *bad;
+	const struct wire_frame *f[2];
+
+	memset(data, 0x5c, sizeof(data));
+	cr_assert_eq(ibv_post_send(q, &wr, &bad), 0);
+	pump(3);
+	cr_assert_eq(requests(0, f, 2), 1);
+	cr_expect_eq(f[0]->payload_len, 16);
+	cr_expect_eq(f[0]->payload[0], 0x5c);
+	cr_expect_eq(f[0]->payload[15], 0x5c);
+	wire_ack(q->qp_num, 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
+}
+
 Test(req, an_ipv6_peer_gets_ipv6_frames)
 {
 	struct ibv_qp *q = req_qp(IBV_QPT_RC, 14, 7, 7, 4, 0, "2001:db8::2");
