@@ -389,6 +389,8 @@ pump(int burst_end);
 
 static void
 drain_cq(void);
+static bool
+wait_wc(uint64_t wr_id, int k, struct ibv_wc *wc);
 
 static void
 wait_idle(int burst_end)
@@ -480,13 +482,7 @@ bind_window(unsigned int w, uint32_t len, int k)
 		mw->rkey = old;
 		return false;
 	}
-	for (int i = 0; i < 1000; i++) {
-		pump(k);
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			break;
-		wc.status = IBV_WC_GENERAL_ERR;
-	}
-	if (wc.status != IBV_WC_SUCCESS) {
+	if (!wait_wc(0x100 + w, k, &wc) || wc.status != IBV_WC_SUCCESS) {
 		mw->rkey = old;	/* a failed bind leaves the key it had */
 		return false;
 	}
@@ -520,13 +516,7 @@ cycle_window(unsigned int w, uint32_t len, int k)
 	}
 	if (post_local_inv(qps[objs[o].qp], l->key, 0x200 + w, true) != 0)
 		return;
-	for (int i = 0; i < 1000; i++) {
-		pump(k);
-		if (ibv_poll_cq(cq, 1, &wc) == 1)
-			break;
-		wc.status = IBV_WC_GENERAL_ERR;
-	}
-	if (wc.status == IBV_WC_SUCCESS) {
+	if (wait_wc(0x200 + w, k, &wc) && wc.status == IBV_WC_SUCCESS) {
 		l->death = k;
 		prev_key[w] = l->key;
 	}
@@ -694,6 +684,31 @@ upost_done(const struct ibv_wc *wc)
 
 /* Completions: receives free their slot; a SEND with invalidate kills
  * its key from the frame after the one whose tag ends the data. */
+/* One completion of cq, to the model: a receive of the UD QP or the SRQ,
+ * or of the first RC and UC QPs (its slot free again; a SEND with
+ * invalidate kills the key it names). */
+static void
+take_wc(const struct ibv_wc *wc)
+{
+	const unsigned int qi = (wc->wr_id >> 8) & 1, s = wc->wr_id & 0xff;
+	const uint8_t *slot;
+
+	if (wc->wr_id & WR_UPOST) {
+		upost_done(wc);
+		return;
+	}
+	if (!(wc->opcode & IBV_WC_RECV) || wc->wr_id >= 0x100)
+		return;
+	if (wc->qp_num != qps[qi]->qp_num)
+		breach_wc("a receive completed on another QP", wc, NULL);
+	h.posted[qi][s] = false;
+	if (wc->status != IBV_WC_SUCCESS || !(wc->wc_flags & IBV_WC_WITH_INV))
+		return;
+	slot = arena + objs[O_RECV].off + (qi * NSLOT + s) * SLOT;
+	kill_invalidated(wc, (int)qi,
+			 wc->byte_len > 0 && wc->byte_len <= SLOT ? slot[wc->byte_len - 1] : 0);
+}
+
 static void
 drain_cq(void)
 {
@@ -701,26 +716,25 @@ drain_cq(void)
 	int n;
 
 	while ((n = ibv_poll_cq(cq, RTE_DIM(wc), wc)) > 0)
-		for (int i = 0; i < n; i++) {
-			const unsigned int qi = (wc[i].wr_id >> 8) & 1, s = wc[i].wr_id & 0xff;
-			const uint8_t *slot;
+		for (int i = 0; i < n; i++)
+			take_wc(&wc[i]);
+}
 
-			if (wc[i].wr_id & WR_UPOST) {
-				upost_done(&wc[i]);
-				continue;
-			}
-			if (!(wc[i].opcode & IBV_WC_RECV) || wc[i].wr_id >= 0x100)
-				continue;
-			if (wc[i].qp_num != qps[qi]->qp_num)
-				breach_wc("a receive completed on another QP", &wc[i], NULL);
-			h.posted[qi][s] = false;
-			if (wc[i].status != IBV_WC_SUCCESS || !(wc[i].wc_flags & IBV_WC_WITH_INV))
-				continue;
-			slot = arena + objs[O_RECV].off + (qi * NSLOT + s) * SLOT;
-			kill_invalidated(&wc[i], (int)qi,
-					 wc[i].byte_len > 0 && wc[i].byte_len <= SLOT ?
-					 slot[wc[i].byte_len - 1] : 0);
+/* Pump until the completion of the work request wr_id, into *wc; the
+ * completions before it (receives flushed meanwhile, say) go to the model
+ * as drain_cq's do.  false: it did not come. */
+static bool
+wait_wc(uint64_t wr_id, int k, struct ibv_wc *wc)
+{
+	for (int i = 0; i < 1000; i++) {
+		pump(k);
+		while (ibv_poll_cq(cq, 1, wc) == 1) {
+			if (wc->wr_id == wr_id)
+				return true;
+			take_wc(wc);
 		}
+	}
+	return false;
 }
 
 /* Receives posted between bursts, from the input: to the UD QP or the

@@ -627,8 +627,12 @@ Test(ud, srq_misuse_is_refused_with_the_errnos_rxe_gives)
 	/* no more receives than max_wr */
 	for (uint32_t i = 0; i < 4; i++)
 		post_recv_at(NULL, srq, i, 0, 8);
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey };
-	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad = NULL;
+	struct ibv_sge sge[3] = {
+		{ .addr = (uintptr_t)buf, .length = 8, .lkey = mr->lkey },
+		{ .addr = (uintptr_t)buf + 8, .length = 8, .lkey = mr->lkey },
+		{ .addr = (uintptr_t)buf + 16, .length = 8, .lkey = mr->lkey },
+	};
+	struct ibv_recv_wr wr = { .sg_list = sge, .num_sge = 1 }, *bad = NULL;
 
 	cr_expect_eq(ibv_post_srq_recv(srq, &wr, &bad), ENOMEM);
 	cr_expect_eq(bad, &wr);
