@@ -17,17 +17,16 @@
 
 #include "mwp_cq.h"
 #include "mwp_errno.h"
+#include "mwp_ring.h"
 #include "mwp_tsan.h"
 #include "mwp_verbs.h"
-
-static unsigned int next_cq_id;
 
 static void
 cq_release(struct mwp_dev_obj *o)
 {
 	struct mwp_cq *cq = container_of(o, struct mwp_cq, obj);
 
-	rte_ring_free(cq->ring);
+	mwp_ring_free(cq->ring);
 	free(cq);
 }
 
@@ -35,7 +34,6 @@ struct ibv_cq *
 mwp_create_cq(struct ibv_context *ctx, int cqe)
 {
 	struct mwp_dev *d = to_mdev(ctx);
-	char name[RTE_RING_NAMESIZE];
 	struct mwp_cq *cq;
 
 	if (cqe < 1 || cqe > (1 << 20))
@@ -43,11 +41,9 @@ mwp_create_cq(struct ibv_context *ctx, int cqe)
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
 		return mwp_null_errno(ENOMEM);
-	snprintf(name, sizeof(name), "mwp_cq%u",
-		 __atomic_fetch_add(&next_cq_id, 1, __ATOMIC_RELAXED));
 	/* Producers: the executing thread; consumer: ibv_poll_cq. */
-	cq->ring = rte_ring_create_elem(name, sizeof(struct ibv_wc), (unsigned int)cqe,
-					d->socket, RING_F_EXACT_SZ);
+	cq->ring = mwp_ring_make("cq", sizeof(struct ibv_wc), (unsigned int)cqe,
+				 d->socket, 0);
 	if (cq->ring == NULL) {
 		free(cq);
 		return mwp_null_errno(ENOMEM);

@@ -11,27 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "mwp_errno.h"
 #include "mwp_port.h"
 #include "mwp_qp.h"
+#include "mwp_ring.h"
 #include "mwp_sched.h"
 #include "mwp_srq.h"
 #include "mwp_verbs.h"
-
-static unsigned int next_ring_id;
-
-static struct rte_ring *
-make_ring(const char *what, size_t esize, uint32_t count, int socket,
-	  unsigned int flags)
-{
-	char name[RTE_RING_NAMESIZE];
-
-	snprintf(name, sizeof(name), "mwp_%s%u", what,
-		 __atomic_fetch_add(&next_ring_id, 1, __ATOMIC_RELAXED));
-	return rte_ring_create_elem(name, (unsigned int)esize, count, socket,
-				    flags | RING_F_EXACT_SZ);
-}
 
 static struct ibv_qp *create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a,
 				uint32_t qpn);
@@ -65,8 +51,8 @@ qpn_in_use(const struct mwp_dev *d, uint32_t qpn)
 static void
 free_qp(struct mwp_qp *qp)
 {
-	rte_ring_free(qp->sq);
-	rte_ring_free(qp->rq);
+	mwp_ring_free(qp->sq);
+	mwp_ring_free(qp->rq);
 	free(qp->swq);
 	free(qp);
 }
@@ -121,12 +107,12 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 		qp->cap.max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
 	qp->sq_sig_all = a->sq_sig_all != 0;
 	/* Posting may come from several threads; one thread executes. */
-	qp->sq = make_ring("sq", sizeof(struct mwp_wqe), RTE_MAX(qp->cap.max_send_wr, 1u),
-			   d->socket, RING_F_SC_DEQ);
+	qp->sq = mwp_ring_make("sq", sizeof(struct mwp_wqe), RTE_MAX(qp->cap.max_send_wr, 1u),
+			       d->socket, RING_F_SC_DEQ);
 	/* The responder lcore and the ERR flush may both take receives:
 	 * HTS keeps that safe and allows peeking. */
-	qp->rq = make_ring("rq", sizeof(struct mwp_rwqe), RTE_MAX(qp->cap.max_recv_wr, 1u),
-			   d->socket, RING_F_MC_HTS_DEQ);
+	qp->rq = mwp_ring_make("rq", sizeof(struct mwp_rwqe), RTE_MAX(qp->cap.max_recv_wr, 1u),
+			       d->socket, RING_F_MC_HTS_DEQ);
 	/* the window holds every WQE from execution to completion */
 	qp->swq_mask = rte_align32pow2(RTE_MAX(qp->cap.max_send_wr, 1u)) - 1;
 	qp->swq = calloc(qp->swq_mask + 1, sizeof(*qp->swq));

@@ -17,6 +17,7 @@
 #include <rte_ring_elem.h>
 
 #include "mwp_errno.h"
+#include "mwp_ring.h"
 #include "mwp_rq.h"
 #include "mwp_srq.h"
 #include "mwp_tsan.h"
@@ -24,7 +25,7 @@
 
 #define SRQ_MAX_WR	65536
 
-static unsigned int next_srq_id;
+static uint32_t next_srq_handle;
 
 static void
 srq_release(struct mwp_dev_obj *o)
@@ -34,17 +35,15 @@ srq_release(struct mwp_dev_obj *o)
 	pthread_mutex_lock(&o->dev->lock);
 	to_mpd(srq->ibsrq.pd)->obj.users--;
 	pthread_mutex_unlock(&o->dev->lock);
-	rte_ring_free(srq->ring);
+	mwp_ring_free(srq->ring);
 	free(srq);
 }
 
 struct ibv_srq *
 mwp_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 {
-	char name[RTE_RING_NAMESIZE];
 	struct mwp_srq *srq;
 	struct mwp_dev *d;
-	uint32_t id;
 
 	if (pd == NULL || attr == NULL || attr->attr.max_wr == 0 ||
 	    attr->attr.max_wr > SRQ_MAX_WR || attr->attr.max_sge > MWP_MAX_SGE ||
@@ -54,13 +53,11 @@ mwp_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 	srq = calloc(1, sizeof(*srq));
 	if (srq == NULL)
 		return mwp_null_errno(ENOMEM);
-	id = __atomic_fetch_add(&next_srq_id, 1, __ATOMIC_RELAXED);
-	snprintf(name, sizeof(name), "mwp_srq%u", id);
 	/* posting: any thread; taking: the lcores of its QPs, each whole;
 	 * room for max_wr and up to the next power of two */
-	srq->ring = rte_ring_create_elem(name, sizeof(struct mwp_rwqe),
-					 rte_align32pow2(attr->attr.max_wr + 1), d->socket,
-					 RING_F_MC_HTS_DEQ);
+	srq->ring = mwp_ring_make("srq", sizeof(struct mwp_rwqe),
+				  rte_align32pow2(attr->attr.max_wr + 1) - 1, d->socket,
+				  RING_F_MC_HTS_DEQ);
 	if (srq->ring == NULL) {
 		free(srq);
 		return mwp_null_errno(ENOMEM);
@@ -72,7 +69,7 @@ mwp_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
 	srq->ibsrq.context = pd->context;
 	srq->ibsrq.srq_context = attr->srq_context;
 	srq->ibsrq.pd = pd;
-	srq->ibsrq.handle = id;
+	srq->ibsrq.handle = __atomic_fetch_add(&next_srq_handle, 1, __ATOMIC_RELAXED);
 	srq->ibsrq.events_completed = 0;
 	attr->attr.max_wr = srq->max_wr;
 	attr->attr.max_sge = srq->max_sge;
