@@ -47,6 +47,31 @@ qpn_in_use(const struct mwp_dev *d, uint32_t qpn)
 	return false;
 }
 
+/* A port finds its QPs by QPN modulo MWP_PORT_QP_SLOTS: a number the
+ * device picks must not share a slot with another QP of the device, or
+ * attaching it to the port would fail (EEXIST) at random. */
+static bool
+qpn_slot_taken(const struct mwp_dev *d, uint32_t qpn)
+{
+	const struct mwp_qp *o;
+
+	TAILQ_FOREACH(o, &d->qps, next)
+		if (((o->ibqp.qp_num ^ qpn) & (MWP_PORT_QP_SLOTS - 1)) == 0)
+			return true;
+	return false;
+}
+
+static unsigned int
+qp_count(const struct mwp_dev *d)
+{
+	const struct mwp_qp *o;
+	unsigned int n = 0;
+
+	TAILQ_FOREACH(o, &d->qps, next)
+		n++;
+	return n;
+}
+
 /* A QP's memory, made or half made (the rings and the window). */
 static void
 free_qp(struct mwp_qp *qp)
@@ -133,6 +158,12 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 			return mwp_null_errno(EEXIST);
 		}
 	} else {
+		/* every slot of a port's table taken: no number would attach */
+		if (qp_count(d) >= MWP_PORT_QP_SLOTS) {
+			pthread_mutex_unlock(&d->lock);
+			free_qp(qp);
+			return mwp_null_errno(ENOSPC);
+		}
 		/* 24 bits: after 0xffffff comes the first again (0 and 1 are
 		 * the special QPs of InfiniBand); or at random */
 		do {
@@ -143,7 +174,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 			}
 			qpn = d->next_qpn;
 			d->next_qpn = qpn >= ROCE_PSN_MASK ? MWP_FIRST_QPN : qpn + 1;
-		} while (qpn_in_use(d, qpn));
+		} while (qpn_slot_taken(d, qpn));
 	}
 	qp->ibqp.context = ibpd->context;
 	qp->ibqp.qp_context = a->qp_context;

@@ -12,6 +12,7 @@
 
 #include "verbs_fixture.h"
 #include "mwp_keygen.h"
+#include "mwp_port.h"
 
 #define N_DRAWS		1000000u
 #define BUCKETS		256u
@@ -491,4 +492,49 @@ Test(keygen, a_sequential_device_counts)
 	cr_expect_eq(mwp_keygen_key_byte(&g, 1), 1, "its next key byte");
 	cr_expect_eq(mwp_key_byte_next(0xff, true), 0);
 	mwp_keygen_fini(&g);
+}
+
+/* A port finds a QP by its number modulo MWP_PORT_QP_SLOTS: the random
+ * numbers of the QPs that exist at once never share a slot, so attaching
+ * any of them to a port cannot fail; when every slot is taken, creating
+ * one more says ENOSPC, and a destroyed QP's slot is free again.  (Made
+ * with memzones, a device stopped at about 1270 QPs, CQs and SRQs.) */
+Test(keygen, random_qpns_of_live_qps_never_share_a_port_slot)
+{
+	struct ibv_context *c = mwp_open_device(NULL);
+	struct ibv_pd *p = mwp_alloc_pd(c);
+	struct ibv_cq *q = mwp_create_cq(c, 16);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = q, .recv_cq = q, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1 },
+	};
+	struct ibv_qp **qps = calloc(MWP_PORT_QP_SLOTS, sizeof(*qps));
+	uint8_t *slot = calloc(MWP_PORT_QP_SLOTS, 1);
+	uint32_t n, shared = 0;
+
+	cr_assert(qps != NULL && slot != NULL);
+	for (n = 0; n < MWP_PORT_QP_SLOTS; n++) {
+		qps[n] = mwp_create_qp(p, &ia);
+		if (qps[n] == NULL)
+			break;
+		shared += slot[qps[n]->qp_num & (MWP_PORT_QP_SLOTS - 1)]++ != 0;
+	}
+	cr_assert_eq(n, MWP_PORT_QP_SLOTS, "only %u QPs (errno %d)", n, errno);
+	cr_expect_eq(shared, 0, "%u of %u QPs share a port slot", shared, n);
+	cr_expect_null(mwp_create_qp(p, &ia));
+	cr_expect_eq(errno, ENOSPC);
+	/* the slot of one destroyed is the only one free: it is given again */
+	const uint32_t freed = qps[n / 2]->qp_num & (MWP_PORT_QP_SLOTS - 1);
+
+	cr_assert_eq(mwp_destroy_qp(qps[n / 2]), 0);
+	qps[n / 2] = mwp_create_qp(p, &ia);
+	cr_assert_not_null(qps[n / 2]);
+	cr_expect_eq(qps[n / 2]->qp_num & (MWP_PORT_QP_SLOTS - 1), freed);
+	for (uint32_t i = 0; i < n; i++)
+		cr_expect_eq(mwp_destroy_qp(qps[i]), 0);
+	free(qps);
+	free(slot);
+	mwp_destroy_cq(q);
+	mwp_dealloc_pd(p);
+	mwp_close_device(c);
 }
