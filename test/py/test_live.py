@@ -292,11 +292,16 @@ class Live(unittest.TestCase):
         self.assertEqual(len(tries), 4, "retry_cnt + 1 tries")
         self.assertEqual(len({bytes(p[UDP].payload)[9:12] for p in tries}), 1, "one PSN")
         timeout_s = 4.096e-6 * 2 ** 12
-        for a, b in zip(tries, tries[1:]):
-            gap = float(b.time - a.time)
-            # never early; late only by what a loaded machine adds
-            self.assertGreaterEqual(gap, timeout_s * 0.99)
-            self.assertLess(gap, timeout_s * 4)
+        gaps = sorted(float(b.time - a.time) for a, b in zip(tries, tries[1:]))
+        # The timer runs from the engine's clock of the pass that built
+        # the frame; the capture stamps it when the port takes it.  A
+        # thread preempted between the two (a shared, loaded machine: CI
+        # once saw 174 us) shortens one gap on the wire by as much, so
+        # one gap may be short by up to 5%; the median may not, and
+        # none is more than 4x late.
+        self.assertGreaterEqual(gaps[1], timeout_s * 0.99, gaps)
+        self.assertGreaterEqual(gaps[0], timeout_s * 0.95, gaps)
+        self.assertLess(gaps[-1], timeout_s * 4, gaps)
 
     def test_an_always_rnr_peer_gives_rnr_retry_exc_err(self):
         """The peer's QP has no receive posted: every SEND meets an RNR
