@@ -134,7 +134,9 @@ mwp_resp_refuse(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn,
 				ROCE_AETH_RNR_NAK | qp->min_rnr_timer, psn, 0);
 	} else {
 		mwp_resp_nak_fatal(c, qp, psn, v.kind == MWP_V_DENY ?
-				   mwp_deny_syndrome(v.code) : ROCE_AETH_NAK_INV_REQ);
+				   mwp_deny_syndrome(v.code) :
+				   v.kind == MWP_V_OPERR ? ROCE_AETH_NAK_REM_OP :
+				   ROCE_AETH_NAK_INV_REQ);
 	}
 }
 

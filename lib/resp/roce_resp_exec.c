@@ -170,8 +170,10 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 
 /* Scatter a SEND packet's payload into the receive's SGEs, after what
  * earlier packets placed.  Each SGE must name a region of the QP's PD
- * with local write, and stay inside it. */
-static bool
+ * with local write, and stay inside it.  IBV_WC_SUCCESS, or the
+ * receive's error: IBV_WC_LOC_LEN_ERR (the message is longer than the
+ * receive: nothing placed), IBV_WC_LOC_PROT_ERR (an SGE refused). */
+static enum ibv_wc_status
 place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	   const struct mwp_pkt *p)
 {
@@ -184,7 +186,7 @@ place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	for (uint32_t i = 0; i < r->recv.num_sge; i++)
 		room += r->recv.sge[i].length;
 	if ((uint64_t)r->recv_len + len > room)
-		return false;
+		return IBV_WC_LOC_LEN_ERR;
 	for (uint32_t i = 0; i < r->recv.num_sge && done < len; i++) {
 		const struct ibv_sge *sg = &r->recv.sge[i];
 		uint8_t *host;
@@ -198,15 +200,15 @@ place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		host = mwp_local_addr(mwp_keys_lookup(c->port->keys, sg->lkey),
 				      qp->ibqp.pd->handle, sg->addr + skip, n, true);
 		if (host == NULL)
-			return false;
+			return IBV_WC_LOC_PROT_ERR;
 		copy_payload(host, m, p->payload_off + done, n);
 		done += n;
 		skip = 0;
 	}
 	if (done < len)
-		return false;	/* the message is longer than the receive */
+		return IBV_WC_LOC_LEN_ERR;	/* longer than the receive */
 	r->recv_len += len;
-	return true;
+	return IBV_WC_SUCCESS;
 }
 
 /* SEND, under the device lock when it invalidates: its payload placed
@@ -234,14 +236,16 @@ exec_send_locked(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbu
 		}
 		r->recv_len = 0;
 	}
-	if (!place_recv(c, qp, m, p)) {
-		/* a local length or protection error: the receive completes
-		 * in error */
+	status = place_recv(c, qp, m, p);
+	if (status != IBV_WC_SUCCESS) {
+		/* the receive completes in error; a message too long is the
+		 * requester's fault (invalid request), a receive whose
+		 * memory may not be written ours (remote operational error,
+		 * as rxe and the IBA answer an L_Key violation) */
 		r->in_msg = 0;
 		r->recv_held = 0;
-		mwp_rq_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0,
-				 IBV_WC_LOC_LEN_ERR);
-		return mwp_verdict(MWP_V_INVALID, 0);
+		mwp_rq_done(qp, &r->recv, IBV_WC_RECV, r->recv_len, 0, 0, status);
+		return mwp_verdict(status == IBV_WC_LOC_LEN_ERR ? MWP_V_INVALID : MWP_V_OPERR, 0);
 	}
 	r->in_msg = last ? 0 : ROCE_M_SEND;
 	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;

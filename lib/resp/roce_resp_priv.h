@@ -34,6 +34,9 @@ enum mwp_vkind {
 	MWP_V_DROP,		/* dropped, unanswered; code: enum mwp_drop */
 	MWP_V_DENY,		/* access refused; code: enum mwp_deny */
 	MWP_V_INVALID,		/* invalid request (NAK 0x61) */
+	MWP_V_OPERR,		/* remote operational error (NAK 0x63): the
+				 * responder's own fault (a receive SGE it
+				 * may not write) */
 	MWP_V_RNR,		/* no receive posted */
 	MWP_V_DUPLICATE,	/* RC: an earlier PSN, re-answered */
 	MWP_V_AHEAD,		/* RC: a later PSN, one sequence NAK per gap */

@@ -46,7 +46,8 @@ MTU = 1024
 ACK_SYN = 0x1f
 V6 = dict(ipv6=True, src="2001:db8::2", dst="2001:db8::1")
 # verbs' numbers (infiniband/verbs.h)
-WC_SUCCESS, WC_LOC_LEN_ERR, WC_WR_FLUSH_ERR, WC_REM_INV_REQ_ERR = 0, 1, 5, 9
+WC_SUCCESS, WC_LOC_LEN_ERR, WC_LOC_PROT_ERR = 0, 1, 4
+WC_WR_FLUSH_ERR, WC_REM_INV_REQ_ERR = 5, 9
 WC_RECV, WC_RECV_RDMA_WITH_IMM = 128, 129
 WC_WITH_IMM, WC_WITH_INV = 2, 8
 RNR_TIMER = 1          # min_rnr_timer the harness sets
@@ -323,10 +324,13 @@ def send_cases():
                              pattern(), "ERR", [(13, [(MR_IOVA + 0x800, 16)])],
                              [(13, WC_LOC_LEN_ERR, WC_RECV, 0, 0, 0)], [])
 
-    # an SGE reaching past its region: refused like a too-long message
+    # an SGE reaching past its region: an L_Key violation, the
+    # responder's own fault -- the receive completes with a local
+    # protection error and the NAK is remote operational error (0x63),
+    # as IBA and rxe answer it (a too-long message is 0x61)
     c["rc_send_sge_outside_region"] = (
-        [req(0x04, 0, payload=bytes(64))], [ack(0, 0, syn=0x61)], pattern(), "ERR",
-        [(15, [(MR_IOVA + 0xfe0, 64)])], [(15, WC_LOC_LEN_ERR, WC_RECV, 0, 0, 0)], [])
+        [req(0x04, 0, payload=bytes(64))], [ack(0, 0, syn=0x63)], pattern(), "ERR",
+        [(15, [(MR_IOVA + 0xfe0, 64)])], [(15, WC_LOC_PROT_ERR, WC_RECV, 0, 0, 0)], [])
 
     # UC: a message broken by a lost packet leaves its receive for the
     # next message (IBA 9.7.5.1.2): SEND FIRST, (PSN 1 lost), SEND LAST

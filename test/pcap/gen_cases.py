@@ -35,7 +35,8 @@ PEER_MAC = "02:00:00:00:00:02"
 WC_SEND, WC_BIND_MW, WC_LOCAL_INV, WC_RECV, WC_RECV_IMM = 0, 5, 6, 128, 129
 WC_NAMES = {0: "send", 5: "bind_mw", 6: "local_inv", 128: "recv",
             129: "recv_rdma_with_imm"}
-ST_NAMES = {0: "success", 1: "loc_len_err", 5: "wr_flush_err", 9: "rem_inv_req_err"}  # of rv's cases
+ST_NAMES = {0: "success", 1: "loc_len_err", 4: "loc_prot_err", 5: "wr_flush_err",
+            9: "rem_inv_req_err"}  # of rv's cases
 ACCESS_BITS = [(2, "remote_write"), (4, "remote_read"), (8, "remote_atomic")]
 
 ZB_VA, ZB_LEN, ZB_KEY = 0x10400, 512, 0x80000466   # [mw 4], zero-based
