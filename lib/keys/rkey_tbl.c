@@ -167,6 +167,22 @@ mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b)
 	return 0;
 }
 
+struct mwp_binding *
+mwp_keys_replace(struct mwp_key_table *t, struct mwp_binding *b)
+{
+	void *old;
+
+	if (rte_hash_lookup_data(t->h, &b->rkey, &old) < 0)
+		return NULL;
+	mwp_binding_seal(b);
+	MWP_TSAN_RELEASE(b);
+	/* a live key: the hash stores the new data pointer with release
+	 * order (LF mode), in place */
+	if (rte_hash_add_key_data(t->h, &b->rkey, b) != 0)
+		return NULL;
+	return old;
+}
+
 int
 mwp_keys_revoke(struct mwp_key_table *t, uint32_t rkey)
 {

@@ -72,6 +72,19 @@ void mwp_binding_free(struct mwp_binding *b);
 int mwp_keys_publish(struct mwp_key_table *t, struct mwp_binding *b);
 
 /**
+ * Put b in the place of the live descriptor of b->rkey (sealed first), in
+ * one store: a reader finds the old descriptor or b, never neither.  The
+ * old one stays readable until every reader has reported a quiescent
+ * state; then it is the caller's to free (mwp_binding_free).  Writers
+ * only.
+ *
+ * @return
+ *   The descriptor b replaced, or NULL if the key is not live (nothing
+ *   changed).
+ */
+struct mwp_binding *mwp_keys_replace(struct mwp_key_table *t, struct mwp_binding *b);
+
+/**
  * Delete a key.  Readers may still hold its descriptor until they report
  * a quiescent state; the descriptor is freed after that.  Writers only.
  *

@@ -36,7 +36,7 @@ mwp_create_cq(struct ibv_context *ctx, int cqe)
 	struct mwp_dev *d = to_mdev(ctx);
 	struct mwp_cq *cq;
 
-	if (cqe < 1 || cqe > (1 << 20))
+	if (cqe < 1 || cqe > MWP_MAX_CQE)
 		return mwp_null_errno(EINVAL);
 	cq = calloc(1, sizeof(*cq));
 	if (cq == NULL)
@@ -100,18 +100,49 @@ mwp_cq_set_event(struct ibv_cq *ibcq, mwp_cq_event_fn fn, void *arg)
 	return 0;
 }
 
+unsigned int
+mwp_cq_purge_qp(struct mwp_cq *cq, uint32_t qpn)
+{
+	struct rte_ring *r = cq->ring;
+	uint8_t *slots = (uint8_t *)(r + 1);
+	/* what is in the ring and claimed by no poller yet */
+	const uint32_t from = __atomic_load_n(&r->cons.head, __ATOMIC_ACQUIRE);
+	const uint32_t to = __atomic_load_n(&r->prod.tail, __ATOMIC_ACQUIRE);
+	unsigned int n = 0;
+
+	RTE_BUILD_BUG_ON(offsetof(struct ibv_wc, qp_num) % 4 != 0);
+	for (uint32_t i = from; i != to; i++) {
+		struct ibv_wc *wc = (struct ibv_wc *)(slots + (size_t)(i & r->mask) * sizeof(*wc));
+		uint32_t want = qpn;
+
+		/* a compare-and-swap: a poller may have taken the slot since,
+		 * and a producer filled it with another QP's completion */
+		n += __atomic_compare_exchange_n(&wc->qp_num, &want, MWP_WC_PURGED, false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 int
 mwp_op_poll_cq(struct ibv_cq *ibcq, int n, struct ibv_wc *wc)
 {
 	struct rte_ring *r = to_mcq(ibcq)->ring;
-	unsigned int got;
+	unsigned int got, kept;
 
 	if (n <= 0)
 		return 0;
-	got = rte_ring_dequeue_burst_elem(r, wc, sizeof(*wc), (unsigned int)n, NULL);
-	if (got != 0)
+	do {
+		got = rte_ring_dequeue_burst_elem(r, wc, sizeof(*wc), (unsigned int)n, NULL);
+		if (got == 0)
+			return 0;
 		MWP_TSAN_ACQUIRE(r);
-	return (int)got;
+		/* the completions of QPs reset since they were made: gone */
+		kept = 0;
+		for (unsigned int i = 0; i < got; i++)
+			if (likely(wc[i].qp_num != MWP_WC_PURGED))
+				wc[kept++] = wc[i];
+	} while (kept == 0);
+	return (int)kept;
 }
 
 int

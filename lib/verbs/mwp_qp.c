@@ -76,6 +76,7 @@ qp_count(const struct mwp_dev *d)
 static void
 free_qp(struct mwp_qp *qp)
 {
+	mwp_wr_free(qp);
 	mwp_ring_free(qp->sq);
 	mwp_ring_free(qp->rq);
 	free(qp->swq);
@@ -200,6 +201,78 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	mwp_sched_polled(qp, 1);	/* no owner yet */
 	pthread_mutex_unlock(&d->lock);
 	return &qp->ibqp;
+}
+
+/* The send opcodes an extended QP of each type may be made for. */
+static uint64_t
+send_ops_of(enum ibv_qp_type t)
+{
+	const uint64_t ud = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	const uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE |
+			    IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
+			    IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+
+	switch (t) {
+	case IBV_QPT_UD:
+		return ud;
+	case IBV_QPT_UC:
+		return uc;
+	case IBV_QPT_RC:
+		return uc | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+	default:
+		return 0;
+	}
+}
+
+struct ibv_qp *
+mwp_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *a)
+{
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp *ibqp;
+	int ret;
+
+	if (ctx == NULL || a == NULL)
+		return mwp_null_errno(EINVAL);
+	/* what the device has not: XRC, raw packet, RSS, TSO */
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD)
+		return mwp_null_errno(EOPNOTSUPP);
+	if (a->comp_mask & ~known)
+		return mwp_null_errno(EOPNOTSUPP);
+	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || a->pd == NULL || a->pd->context != ctx)
+		return mwp_null_errno(EINVAL);
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags != 0)
+		return mwp_null_errno(EOPNOTSUPP);
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (a->send_ops_flags & ~send_ops_of(a->qp_type)))
+		return mwp_null_errno(EOPNOTSUPP);
+	ia = (struct ibv_qp_init_attr){
+		.qp_context = a->qp_context, .send_cq = a->send_cq, .recv_cq = a->recv_cq,
+		.srq = a->srq, .cap = a->cap, .qp_type = a->qp_type,
+		.sq_sig_all = a->sq_sig_all,
+	};
+	ibqp = mwp_create_qp(a->pd, &ia);
+	if (ibqp == NULL)
+		return NULL;
+	a->cap = ia.cap;
+	if (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		ret = mwp_wr_init(to_mqp(ibqp));
+		if (ret != 0) {
+			mwp_destroy_qp(ibqp);
+			return mwp_null_errno(ret);
+		}
+	}
+	return ibqp;
+}
+
+struct ibv_qp_ex *
+mwp_qp_to_qp_ex(struct ibv_qp *ibqp)
+{
+	struct mwp_qp *qp = to_mqp(ibqp);
+
+	return qp->wrb != NULL ? &qp->ibqp_ex : NULL;
 }
 
 void

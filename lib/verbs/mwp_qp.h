@@ -219,8 +219,16 @@ struct mwp_req {
 struct mwp_owner;
 struct mwp_srq;
 
+struct mwp_wr_batch;
+
 struct mwp_qp {
-	struct ibv_qp ibqp;
+	/* an extended QP (ibv_create_qp_ex with send_ops_flags) begins as
+	 * an ordinary one; its ibv_wr_* API is mwp_wr.c's */
+	union {
+		struct ibv_qp ibqp;
+		struct ibv_qp_ex ibqp_ex;
+	};
+	struct mwp_wr_batch *wrb;	/* NULL: not extended */
 	TAILQ_ENTRY(mwp_qp) next;
 	struct mwp_dev *dev;
 	struct mwp_cq *scq, *rcq;
@@ -301,5 +309,10 @@ void mwp_qp_resp_clear(struct mwp_qp *qp);
 /* A QP whose completion its CQ could not take: in error, and told so
  * once (the completion is tried again until the CQ has room). */
 void mwp_qp_overrun(struct mwp_qp *qp);
+
+/* The ibv_wr_* API of an extended QP (mwp_wr.c): made with its QP (0 or
+ * ENOMEM), freed with it. */
+int mwp_wr_init(struct mwp_qp *qp);
+void mwp_wr_free(struct mwp_qp *qp);
 
 #endif /* MWP_QP_H */

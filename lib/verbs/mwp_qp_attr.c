@@ -234,6 +234,12 @@ mwp_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int mask)
 		mwp_qp_req_clear(qp);
 		mwp_sq_reset(qp);	/* drops work without completions */
 		mwp_qp_resp_clear(qp);
+		/* and its completions not yet polled (its flushes, its
+		 * errors), as mlx4 and mlx5 clean their CQs: a QP taken
+		 * back to RTS starts afresh */
+		mwp_cq_purge_qp(qp->scq, ibqp->qp_num);
+		if (qp->rcq != qp->scq)
+			mwp_cq_purge_qp(qp->rcq, ibqp->qp_num);
 	}
 	if (from == IBV_QPS_RTR && to == IBV_QPS_RTS)
 		req_start(qp);	/* nothing can be posted before this */

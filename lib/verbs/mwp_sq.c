@@ -77,6 +77,28 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 	return 0;
 }
 
+int
+mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
+{
+	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
+
+	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
+		return EINVAL;
+	if (n == 0)
+		return 0;
+	if (__atomic_fetch_add(&qp->sq_used, n, __ATOMIC_ACQ_REL) + n > qp->cap.max_send_wr) {
+		__atomic_fetch_sub(&qp->sq_used, n, __ATOMIC_RELEASE);
+		return ENOMEM;
+	}
+	MWP_TSAN_RELEASE(qp->sq);
+	if (rte_ring_enqueue_bulk_elem(qp->sq, w, sizeof(*w), n, NULL) != n) {
+		__atomic_fetch_sub(&qp->sq_used, n, __ATOMIC_RELEASE);
+		return ENOMEM;
+	}
+	mwp_sched_doorbell(qp);
+	return 0;
+}
+
 /* ---- completions, in posting order ---- */
 
 /* Deliver completed entries in order; stop at the first that is not

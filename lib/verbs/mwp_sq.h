@@ -14,6 +14,9 @@
 /* Put a WQE on the send ring (any thread) and ring the QP's doorbell: 0,
  * EINVAL (the QP cannot post in its state) or ENOMEM (full). */
 int mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w);
+/* n WQEs posted together, all or none (the ibv_wr_* API's batch, one
+ * doorbell): 0, EINVAL (the QP's state), ENOMEM (no room for them all). */
+int mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n);
 
 /* Execute up to max of the WQEs posted, in order, as far as they can go
  * (binds and invalidations need the device lock: a caller passes max > 0

@@ -56,6 +56,9 @@ struct mwp_device_attr {
  *  data, which replaces them. */
 #define MWP_MAX_SGE		16
 
+/** Entries a CQ may have at most. */
+#define MWP_MAX_CQE		(1 << 20)
+
 /**
  * Open a device.
  *
@@ -126,8 +129,41 @@ struct ibv_mr *mwp_reg_mr_key(struct ibv_pd *pd, void *addr, size_t length,
  */
 int mwp_dereg_mr(struct ibv_mr *mr);
 
+/**
+ * ibv_rereg_mr: the region's PD (IBV_REREG_MR_CHANGE_PD), access flags
+ * (IBV_REREG_MR_CHANGE_ACCESS) or memory (IBV_REREG_MR_CHANGE_TRANSLATION:
+ * addr and length, peers' addresses starting at addr) changed in place.
+ * Its L_Key and R_Key stay; what they lead to changes at once for every
+ * lcore, and, as for mwp_dereg_mr, the call returns only once no reader
+ * still uses what the region was (its old memory may be freed).
+ *
+ * @return
+ *   0, or EINVAL (no flag or an unknown one, a PD of another device,
+ *   access flags a region cannot have, no memory), EBUSY (memory windows
+ *   are bound to it), ENOMEM; on an error nothing changed.
+ */
+int mwp_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+		 size_t length, int access);
+
 /** ibv_create_cq with cqe entries: NULL with errno EINVAL or ENOMEM. */
 struct ibv_cq *mwp_create_cq(struct ibv_context *ctx, int cqe);
+
+/**
+ * ibv_create_cq_ex: a CQ read through ibv_start_poll / ibv_next_poll /
+ * ibv_end_poll and the ibv_wc_read_* accessors (and ibv_poll_cq, through
+ * ibv_cq_ex_to_cq).  wc_flags may ask for byte_len, imm, qp_num, src_qp,
+ * slid, sl and dlid_path_bits; comp_mask for flags, of which
+ * IBV_CREATE_CQ_ATTR_SINGLE_THREADED (no lock between start_poll and
+ * end_poll).  The completion channel and comp_vector are the caller's
+ * (as for mwp_create_cq).
+ *
+ * @return
+ *   The CQ, or NULL with errno EOPNOTSUPP (another wc_flags, comp_mask or
+ *   flags bit: timestamps, a parent domain...), EINVAL (cqe 0 or above
+ *   MWP_MAX_CQE), ENOMEM.
+ */
+struct ibv_cq_ex *mwp_create_cq_ex(struct ibv_context *ctx,
+				   struct ibv_cq_init_attr_ex *attr);
 
 /** What an asynchronous event calls (ev->element names the QP or CQ):
  *  in the thread that finds the error (an engine's), so it must be
@@ -231,6 +267,35 @@ struct ibv_qp *mwp_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
  */
 struct ibv_qp *mwp_create_qp_num(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
 				 uint32_t qpn);
+
+/**
+ * ibv_create_qp_ex: a QP as mwp_create_qp makes it, from extended
+ * attributes.  comp_mask must name the PD (IBV_QP_INIT_ATTR_PD) and may
+ * name create_flags (0 only) and send_ops_flags; with send_ops_flags the
+ * QP has the ibv_wr_* post API (mwp_qp_to_qp_ex).  The opcodes a QP may
+ * be made for: SEND and SEND_WITH_IMM (UD); those, RDMA WRITE (with
+ * immediate), LOCAL_INV and BIND_MW (UC); and, on RC, RDMA READ, both
+ * atomics and SEND_WITH_INV too.  attr->cap is updated.
+ *
+ * @return
+ *   The QP, or NULL with errno EINVAL (no PD, or as mwp_create_qp),
+ *   EOPNOTSUPP (XRC or raw packet QPs, an XRC domain, RSS, TSO, create
+ *   flags, a send opcode the QP's type cannot post), ENOMEM.
+ */
+struct ibv_qp *mwp_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr);
+
+/**
+ * ibv_qp_to_qp_ex: the ibv_wr_* API of a QP made with send_ops_flags.
+ * Between wr_start and wr_complete the work requests built are checked
+ * as ibv_post_send checks them and posted together, all or none, in one
+ * order with everything else the QP posts; an error met while building
+ * (a bad attribute, a batch deeper than max_send_wr) is returned by
+ * wr_complete, which then posts nothing.
+ *
+ * @return
+ *   The extended QP, or NULL for a QP made without send_ops_flags.
+ */
+struct ibv_qp_ex *mwp_qp_to_qp_ex(struct ibv_qp *qp);
 
 /**
  * Where the QP's own requests (SEND, WRITE, READ, ATOMIC) go at layer 2,
