@@ -149,6 +149,9 @@ mwp_ibv_ctx_dev(const struct ibv_context *ctx)
 	return ctx != NULL ? mwp_ibv_dev_of(ctx->device) : NULL;
 }
 
+/** The device whose context's cmd_fd fd is (or a dup of it), or NULL. */
+struct mwp_ibv_dev *mwp_ibv_fd_dev(int fd);
+
 /** Open (the first time: start DPDK and the port) and hold the device. */
 struct ibv_context *mwp_ibv_open(struct mwp_ibv_dev *d);
 
@@ -190,6 +193,22 @@ unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);
  *  not turn into ibv_create_srq (mwp_ibv_ud.c). */
 struct ibv_srq *mwp_ibv_create_srq_ex(struct ibv_context *ctx,
 				      struct ibv_srq_init_attr_ex *attr);
+
+/** A CQ of mwpath's made: its context, events and channel, as
+ *  libibverbs sets them for its providers' (0, or the errno; then the
+ *  CQ is destroyed). */
+int mwp_ibv_cq_init(struct ibv_cq *cq, void *cq_context, struct ibv_comp_channel *channel);
+
+/** A QP of mwpath's made: on d's port, with its event fields (0, or the
+ *  errno; then the QP is destroyed). */
+int mwp_ibv_qp_attach(struct mwp_ibv_dev *d, struct ibv_qp *qp);
+
+/** The extended ops behind ibv_create_cq_ex and ibv_create_qp_ex
+ *  (mwp_ibv_ex.c). */
+struct ibv_cq_ex *mwp_ibv_create_cq_ex(struct ibv_context *ctx,
+				       struct ibv_cq_init_attr_ex *attr);
+struct ibv_qp *mwp_ibv_create_qp_ex(struct ibv_context *ctx,
+				    struct ibv_qp_init_attr_ex *attr);
 
 /** Stop the datapath for a change only a stopped port takes (a QP
  *  attached or freed), and start it again. */

@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_cycles.h>
@@ -119,6 +121,21 @@ mwp_ibv_dev_of(const struct ibv_device *dev)
 	if (d < devs || d >= devs + nb_devs)
 		return NULL;
 	return (struct mwp_ibv_dev *)(uintptr_t)d;
+}
+
+struct mwp_ibv_dev *
+mwp_ibv_fd_dev(int fd)
+{
+	struct stat st, mine;
+
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return NULL;
+	for (unsigned int i = 0; i < nb_devs; i++)
+		if (devs[i].ctx != NULL && devs[i].ctx->cmd_fd >= 0 &&
+		    fstat(devs[i].ctx->cmd_fd, &mine) == 0 &&
+		    st.st_dev == mine.st_dev && st.st_ino == mine.st_ino)
+			return &devs[i];
+	return NULL;
 }
 
 /* Does args name an option (by any of its spellings)? */
@@ -531,6 +548,10 @@ start_device(struct mwp_ibv_dev *d)
 	d->ctx->device = &d->dev;
 	d->ctx->num_comp_vectors = 1;
 	d->ctx->async_fd = eventfd(0, EFD_CLOEXEC | EFD_SEMAPHORE);
+	/* the command descriptor a kernel device has: here a file of its
+	 * own, which a program may dup and which ibv_import_device knows
+	 * (mwp_ibv_fd_dev) */
+	d->ctx->cmd_fd = memfd_create("mwpath-cmd", MFD_CLOEXEC);
 	pthread_mutex_init(&d->async_lock, NULL);
 	mwp_device_set_async(d->ctx, mwp_ibv_async, d);
 	return 0;

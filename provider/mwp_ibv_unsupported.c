@@ -37,9 +37,6 @@ UNSUPPORTED(int, ibv_detach_mcast, "IBVERBS_1.1",
 	    qp->context, EOPNOTSUPP)
 UNSUPPORTED(int, ibv_resize_cq, "IBVERBS_1.1", (struct ibv_cq *cq, int cqe), (cq, cqe),
 	    cq->context, EOPNOTSUPP)
-UNSUPPORTED(int, ibv_rereg_mr, "IBVERBS_1.1",
-	    (struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr, size_t len, int access),
-	    (mr, flags, pd, addr, len, access), mr->context, EOPNOTSUPP)
 UNSUPPORTED(struct ibv_mr *, ibv_reg_dmabuf_mr, "IBVERBS_1.12",
 	    (struct ibv_pd *pd, uint64_t off, size_t len, uint64_t iova, int fd, int access),
 	    (pd, off, len, iova, fd, access), pd->context, NULL)
@@ -53,8 +50,3 @@ UNSUPPORTED(int, ibv_query_ece, "IBVERBS_1.10", (struct ibv_qp *qp, struct ibv_e
 	    (qp, ece), qp->context, EOPNOTSUPP)
 UNSUPPORTED(int, ibv_set_ece, "IBVERBS_1.10", (struct ibv_qp *qp, struct ibv_ece *ece),
 	    (qp, ece), qp->context, EOPNOTSUPP)
-UNSUPPORTED(struct ibv_qp_ex *, ibv_qp_to_qp_ex, "IBVERBS_1.6", (struct ibv_qp *qp), (qp),
-	    qp->context, NULL)
-UNSUPPORTED(int, ibv_query_qp_data_in_order, "IBVERBS_1.14",
-	    (struct ibv_qp *qp, enum ibv_wr_opcode op, uint32_t flags), (qp, op, flags),
-	    qp->context, 0)

@@ -16,7 +16,7 @@
 
 #define MWP_IBV_MAX_QP		4096
 #define MWP_IBV_MAX_QP_WR	65536
-#define MWP_IBV_MAX_CQE		(1 << 20)
+#define MWP_IBV_MAX_CQE		MWP_MAX_CQE
 #define MWP_IBV_MAX_RD_ATOM	16
 #define MWP_IBV_MAX_SGE		MWP_MAX_SGE
 #define MWP_IBV_MAX_SRQ_WR	65536
@@ -126,6 +126,8 @@ ibv_open_device(struct ibv_device *dev)
 		v->query_port = ext_query_port;
 		v->query_device_ex = ext_query_device;
 		v->create_srq_ex = mwp_ibv_create_srq_ex;
+		v->create_cq_ex = mwp_ibv_create_cq_ex;
+		v->create_qp_ex = mwp_ibv_create_qp_ex;
 	}
 	return ctx;
 }
@@ -408,21 +410,9 @@ ibv_dereg_mr(struct ibv_mr *mr)
 
 /* ---- completion queues ---- */
 
-struct ibv_cq *
-ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
-	      struct ibv_comp_channel *channel, int comp_vector)
+int
+mwp_ibv_cq_init(struct ibv_cq *cq, void *cq_context, struct ibv_comp_channel *channel)
 {
-	struct ibv_cq *cq;
-
-	if (mwp_ibv_ctx_dev(ctx) == NULL)
-		return mwp_ibv_real.create_cq(ctx, cqe, cq_context, channel, comp_vector);
-	if (comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
-		errno = EINVAL;
-		return NULL;
-	}
-	cq = mwp_create_cq(ctx, cqe);
-	if (cq == NULL)
-		return NULL;
 	cq->cq_context = cq_context;
 	cq->channel = NULL;
 	cq->comp_events_completed = 0;
@@ -434,9 +424,32 @@ ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
 
 		if (ret != 0) {
 			mwp_destroy_cq(cq);
-			errno = ret;
-			return NULL;
+			return ret;
 		}
+	}
+	return 0;
+}
+
+struct ibv_cq *
+ibv_create_cq(struct ibv_context *ctx, int cqe, void *cq_context,
+	      struct ibv_comp_channel *channel, int comp_vector)
+{
+	struct ibv_cq *cq;
+	int ret;
+
+	if (mwp_ibv_ctx_dev(ctx) == NULL)
+		return mwp_ibv_real.create_cq(ctx, cqe, cq_context, channel, comp_vector);
+	if (comp_vector < 0 || comp_vector >= ctx->num_comp_vectors) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = mwp_create_cq(ctx, cqe);
+	if (cq == NULL)
+		return NULL;
+	ret = mwp_ibv_cq_init(cq, cq_context, channel);
+	if (ret != 0) {
+		errno = ret;
+		return NULL;
 	}
 	return cq;
 }
@@ -485,19 +498,31 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 	qp = mwp_create_qp(pd, attr);
 	if (qp == NULL)
 		return NULL;
+	ret = mwp_ibv_qp_attach(d, qp);
+	if (ret != 0) {
+		errno = ret;
+		return NULL;
+	}
+	return qp;
+}
+
+int
+mwp_ibv_qp_attach(struct mwp_ibv_dev *d, struct ibv_qp *qp)
+{
+	int ret;
+
 	/* on the port, with its datapath stopped */
 	mwp_ibv_pause(d);
 	ret = mwp_port_attach_qp(d->port, qp);
 	mwp_ibv_resume(d);
 	if (ret != 0) {
 		mwp_destroy_qp(qp);
-		errno = ret;
-		return NULL;
+		return ret;
 	}
 	qp->events_completed = 0;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
-	return qp;
+	return 0;
 }
 
 int
