@@ -250,8 +250,8 @@ print_stats(const struct mwp_ibv_dev *d)
 	int n;
 
 	n = snprintf(line, sizeof(line), "mwpath-ibverbs: %s: rx %" PRIu64 " accepted %" PRIu64
-		     " ctrl %" PRIu64 " tx %" PRIu64, d->dev.name, st->rx_pkts, st->accepted,
-		     st->ctrl, st->tx_pkts);
+		     " ctrl %" PRIu64 " tx %" PRIu64 " wr_api %" PRIu64, d->dev.name, st->rx_pkts,
+		     st->accepted, st->ctrl, st->tx_pkts, mwp_device_wr_api_posted(d->ctx));
 	for (unsigned int r = 1; r < MWP_DROP__MAX && n < (int)sizeof(line) - 1; r++)
 		if (st->drop[r] != 0)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %" PRIu64,

@@ -89,6 +89,8 @@ struct mwp_dev {
 	mwp_async_event_fn async;
 	void *async_arg;
 	unsigned int id;
+	/* work requests posted through the ibv_wr_* API (mwp_wr.c) */
+	uint64_t wr_api_posted;
 };
 
 struct mwp_pd {

@@ -63,6 +63,12 @@ mwp_mw_query_info(const struct ibv_mw *ibmw, struct mwp_mw_info *info)
 }
 
 uint64_t
+mwp_device_wr_api_posted(const struct ibv_context *ctx)
+{
+	return __atomic_load_n(&to_mdev(ctx)->wr_api_posted, __ATOMIC_RELAXED);
+}
+
+uint64_t
 mwp_cq_overruns(const struct ibv_cq *cq)
 {
 	return cq == NULL ? 0 : __atomic_load_n(&to_mcq(cq)->overruns, __ATOMIC_RELAXED);

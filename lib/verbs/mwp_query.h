@@ -104,6 +104,10 @@ struct mwp_mw_info {
 /** Fill *info for a window of an mwpath device (under the device lock). */
 int mwp_mw_query_info(const struct ibv_mw *mw, struct mwp_mw_info *info);
 
+/** Work requests a device's QPs took through the ibv_wr_* API
+ *  (ibv_wr_complete), as against ibv_post_send. */
+uint64_t mwp_device_wr_api_posted(const struct ibv_context *ctx);
+
 /** Completions lost because the CQ was full (the QP went to ERR). */
 uint64_t mwp_cq_overruns(const struct ibv_cq *cq);
 

@@ -325,6 +325,8 @@ wr_complete(struct ibv_qp_ex *x)
 
 	close_wr(qp);
 	ret = b->err != 0 ? b->err : mwp_sq_post_n(qp, b->w, b->n);
+	if (ret == 0)
+		__atomic_fetch_add(&qp->dev->wr_api_posted, b->n, __ATOMIC_RELAXED);
 	b->n = 0;
 	rte_spinlock_unlock(&b->lock);
 	return ret;

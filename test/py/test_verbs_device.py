@@ -361,8 +361,23 @@ class Pair(unittest.TestCase):
         self.assertIn("GID 2001:db8::1", s[1])
 
     def perftest(self, *cmd):
-        s, c = self.pair(*(list(cmd) + ["-d", "mwpath0", "-x", "0"]))
+        """perftest on its default post API, checked against what the
+        device counted: perftest prints which it uses ("ibv_wr* API: ON"
+        or "OFF"), and MWPATH_STATS how many work requests came through
+        ibv_wr_complete.  perftest itself chooses: the ibv_wr_* API only on
+        the devices of its own list (ConnectX-4 and later, BlueField, EFA;
+        src/perftest_resources.c, verify_params_with_device_context),
+        ibv_post_send on any other -- rxe and mwpath alike."""
+        s, c = self.pair(*(list(cmd) + ["-d", "mwpath0", "-x", "0"]),
+                         env={"MWPATH_STATS": "1"})
         self.assert_both_ok(s, c)
+        api = re.search(r"ibv_wr\* API\s*:\s*(ON|OFF)", c[1])
+        self.assertIsNotNone(api, c[1])
+        wr_api = [int(n) for n in re.findall(r"mwpath0: .* wr_api (\d+)", c[2])]
+        self.assertEqual(len(wr_api), 1, c[2])
+        self.assertEqual(wr_api[0] > 0, api.group(1) == "ON",
+                         "perftest says ibv_wr* API %s, the device counted %d"
+                         % (api.group(1), wr_api[0]))
         return c[1]
 
     def bw_row(self, out, size):
