@@ -289,8 +289,9 @@ struct ibv_qp *mwp_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr
  * Between wr_start and wr_complete the work requests built are checked
  * as ibv_post_send checks them and posted together, all or none, in one
  * order with everything else the QP posts; an error met while building
- * (a bad attribute, a batch deeper than max_send_wr) is returned by
- * wr_complete, which then posts nothing.
+ * (a bad attribute: EINVAL; a batch the send queue has no room for:
+ * ENOSPC, as rxe's provider answers) is returned by wr_complete, which
+ * then posts nothing.
  *
  * @return
  *   The extended QP, or NULL for a QP made without send_ops_flags.

@@ -8,8 +8,9 @@
  * Each is checked and made a WQE exactly as ibv_post_send makes one
  * (mwp_post_make_wqe), so the rules, the completions and the one send
  * queue are the same; wr_complete then posts the batch at once, all or
- * none, with one doorbell.  An error met on the way (a bad attribute,
- * more work requests than the queue holds) is kept and returned by
+ * none, with one doorbell.  An error met on the way (a bad attribute:
+ * EINVAL; more work requests than the queue has room for: ENOSPC, as
+ * rxe's provider says it) is kept and returned by
  * wr_complete, which then posts none of the batch, as rdma-core's
  * providers do; wr_abort drops the batch.
  *
@@ -66,7 +67,7 @@ close_wr(struct mwp_qp *qp)
 	if (b->err != 0)
 		return;
 	if (b->n >= qp->cap.max_send_wr) {
-		fail(b, ENOMEM);	/* more than the send queue holds */
+		fail(b, ENOSPC);	/* more than the send queue holds */
 		return;
 	}
 	if (b->n == b->cap) {
@@ -325,6 +326,10 @@ wr_complete(struct ibv_qp_ex *x)
 
 	close_wr(qp);
 	ret = b->err != 0 ? b->err : mwp_sq_post_n(qp, b->w, b->n);
+	/* no room for the batch: ENOSPC, as rxe's wr_complete says it
+	 * (ibv_post_send's word, like rxe's, is ENOMEM) */
+	if (ret == ENOMEM)
+		ret = ENOSPC;
 	if (ret == 0)
 		__atomic_fetch_add(&qp->dev->wr_api_posted, b->n, __ATOMIC_RELAXED);
 	b->n = 0;

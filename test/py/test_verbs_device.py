@@ -146,6 +146,24 @@ class Device(unittest.TestCase):
             "create an address handle without a global route": "EINVAL",
             "create an address handle to a multicast GID": "ENOTSUP",  # EOPNOTSUPP
             "modify a UD QP RESET to INIT without a Q_Key": "EINVAL",
+            # the extended verbs (rxe's answers; ENOTSUP is EOPNOTSUPP)
+            "create an extended CQ asking for completion timestamps": "ENOTSUP",
+            "create an extended CQ with more entries than the device has": "EINVAL",
+            "create an extended CQ on a completion vector the device has not": "EINVAL",
+            "create an extended CQ with a creation flag the device has not": "ENOTSUP",
+            "create an extended UD QP for RDMA WRITE": "ENOTSUP",
+            "create an extended UC QP for RDMA READ": "ENOTSUP",
+            "create an extended RC QP for TSO": "ENOTSUP",
+            "create an extended QP with a creation flag": "ENOTSUP",
+            "ibv_wr_complete on a QP in RESET": "EINVAL",
+            "ibv_wr_complete of a batch with an SGE list longer than the QP takes": "EINVAL",
+            "ibv_wr_complete of a batch deeper than the send queue": "ENOSPC",
+            "ibv_wr_abort, then ibv_wr_start again": 0,
+            "rereg an MR with no flag": "EINVAL",
+            "rereg an MR with an unknown flag": "EINVAL",
+            "rereg an MR's access with remote write but not local write": "EINVAL",
+            "rereg an MR's access without the access flag": "EINVAL",
+            "rereg an MR's memory to none": "EINVAL",
         }
         r = run(self.cfg, "/usr/bin/python3",
                 os.path.join(SRC, "test", "py", "verbs_bad_input.py"), "mwpath0")

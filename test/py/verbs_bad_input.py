@@ -11,13 +11,13 @@ import json
 import sys
 
 import pyverbs.enums as e
-from pyverbs.cq import CQ
+from pyverbs.cq import CQ, CQEX, CqInitAttrEx
 from pyverbs.device import Context
 from pyverbs.mr import MR, MW
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.addr import AH, AHAttr, GID, GlobalRoute
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPEx, QPInitAttr, QPInitAttrEx
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
@@ -115,3 +115,65 @@ ud = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_UD, scq=cq, rcq=cq,
 case("modify a UD QP RESET to INIT without a Q_Key",
      lambda: to(ud, e.IBV_QPS_INIT, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT,
                 port_num=1))
+
+# the extended verbs (issue 38)
+case("create an extended CQ asking for completion timestamps",
+     lambda: CQEX(ctx, CqInitAttrEx(cqe=16, wc_flags=e.IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)))
+case("create an extended CQ with more entries than the device has",
+     lambda: CQEX(ctx, CqInitAttrEx(cqe=1 << 30, wc_flags=0)))
+case("create an extended CQ on a completion vector the device has not",
+     lambda: CQEX(ctx, CqInitAttrEx(cqe=16, wc_flags=0, comp_vector=ctx.num_comp_vectors + 1)))
+case("create an extended CQ with a creation flag the device has not",
+     lambda: CQEX(ctx, CqInitAttrEx(cqe=16, wc_flags=0, comp_mask=e.IBV_CQ_INIT_ATTR_MASK_FLAGS,
+                                    flags=e.IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN)))
+cap1 = QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1)
+EX = e.IBV_QP_INIT_ATTR_PD | e.IBV_QP_INIT_ATTR_SEND_OPS_FLAGS
+
+
+def new_qpex(qpt, ops, comp_mask=EX, create_flags=0):
+    return QPEx(ctx, QPInitAttrEx(qp_type=qpt, scq=cq, rcq=cq, cap=cap1, pd=pd,
+                                  comp_mask=comp_mask, create_flags=create_flags,
+                                  send_ops_flags=ops))
+
+
+case("create an extended UD QP for RDMA WRITE",
+     lambda: new_qpex(e.IBV_QPT_UD, e.IBV_QP_EX_WITH_RDMA_WRITE))
+case("create an extended UC QP for RDMA READ",
+     lambda: new_qpex(e.IBV_QPT_UC, e.IBV_QP_EX_WITH_RDMA_READ))
+case("create an extended RC QP for TSO",
+     lambda: new_qpex(e.IBV_QPT_RC, e.IBV_QP_EX_WITH_TSO))
+case("create an extended QP with a creation flag",
+     lambda: new_qpex(e.IBV_QPT_RC, e.IBV_QP_EX_WITH_SEND,
+                      EX | e.IBV_QP_INIT_ATTR_CREATE_FLAGS, e.IBV_QP_CREATE_SCATTER_FCS))
+qpx = new_qpex(e.IBV_QPT_RC, e.IBV_QP_EX_WITH_SEND | e.IBV_QP_EX_WITH_RDMA_WRITE)
+
+
+def batch(*steps):
+    qpx.wr_start()
+    try:
+        for st in steps:
+            st()
+    except BaseException:
+        qpx.wr_abort()
+        raise
+    qpx.wr_complete()
+
+
+case("ibv_wr_complete on a QP in RESET",
+     lambda: batch(qpx.wr_send, lambda: qpx.wr_set_sge(SGE(mr.buf, 8, mr.lkey))))
+to(qpx, e.IBV_QPS_INIT, INIT_MASK, port_num=1)
+case("ibv_wr_complete of a batch with an SGE list longer than the QP takes",
+     lambda: batch(qpx.wr_send, lambda: qpx.wr_set_sge_list(2, [SGE(mr.buf, 8, mr.lkey)] * 2)))
+case("ibv_wr_complete of a batch deeper than the send queue",
+     lambda: batch(*[f for _ in range(5) for f in
+                     (qpx.wr_send, lambda: qpx.wr_set_sge(SGE(mr.buf, 8, mr.lkey)))]))
+case("ibv_wr_abort, then ibv_wr_start again", lambda: (qpx.wr_start(), qpx.wr_abort()))
+mw_mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_MW_BIND)
+case("rereg an MR with no flag", lambda: mw_mr.rereg(0, None, 0, 0, 0))
+case("rereg an MR with an unknown flag", lambda: mw_mr.rereg(8, None, 0, 0, 0))
+case("rereg an MR's access with remote write but not local write",
+     lambda: mw_mr.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, None, 0, 0, e.IBV_ACCESS_REMOTE_WRITE))
+case("rereg an MR's access without the access flag",
+     lambda: mw_mr.rereg(e.IBV_REREG_MR_CHANGE_PD, pd, 0, 0, e.IBV_ACCESS_LOCAL_WRITE))
+case("rereg an MR's memory to none",
+     lambda: mw_mr.rereg(e.IBV_REREG_MR_CHANGE_TRANSLATION, None, 0, 0, 0))

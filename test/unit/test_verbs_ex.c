@@ -256,7 +256,7 @@ Test(verbs_ex, a_batch_with_an_error_posts_nothing)
 		ibv_wr_send(x);
 		ibv_wr_set_sge(x, mr->lkey, (uintptr_t)buf, 8);
 	}
-	cr_expect_eq(ibv_wr_complete(x), ENOMEM);
+	cr_expect_eq(ibv_wr_complete(x), ENOSPC);
 	/* an opcode an RC QP cannot post */
 	ibv_wr_start(x);
 	ibv_wr_send_tso(x, buf, 8, 100);
