@@ -199,9 +199,13 @@ struct ibv_srq *mwp_ibv_create_srq_ex(struct ibv_context *ctx,
  *  CQ is destroyed). */
 int mwp_ibv_cq_init(struct ibv_cq *cq, void *cq_context, struct ibv_comp_channel *channel);
 
-/** A QP of mwpath's made: on d's port, with its event fields (0, or the
- *  errno; then the QP is destroyed). */
-int mwp_ibv_qp_attach(struct mwp_ibv_dev *d, struct ibv_qp *qp);
+/** The capabilities of a QP to make: no SGE asked for is one. */
+void mwp_ibv_qp_caps(struct ibv_qp_cap *cap);
+
+/** A QP of mwpath's just made (or NULL, errno set): on d's port, with
+ *  its event fields; NULL with errno if it cannot be (then it is
+ *  destroyed). */
+struct ibv_qp *mwp_ibv_qp_attach(struct mwp_ibv_dev *d, struct ibv_qp *qp);
 
 /** The extended ops behind ibv_create_cq_ex and ibv_create_qp_ex
  *  (mwp_ibv_ex.c). */

@@ -64,24 +64,8 @@ mwp_ibv_create_cq_ex(struct ibv_context *ctx, struct ibv_cq_init_attr_ex *attr)
 struct ibv_qp *
 mwp_ibv_create_qp_ex(struct ibv_context *ctx, struct ibv_qp_init_attr_ex *attr)
 {
-	struct mwp_ibv_dev *d = mwp_ibv_ctx_dev(ctx);
-	struct ibv_qp *qp;
-	int ret;
-
-	/* as ibv_create_qp: no SGE asked for is one */
-	if (attr->cap.max_send_sge == 0)
-		attr->cap.max_send_sge = 1;
-	if (attr->cap.max_recv_sge == 0)
-		attr->cap.max_recv_sge = 1;
-	qp = mwp_create_qp_ex(ctx, attr);
-	if (qp == NULL)
-		return NULL;
-	ret = mwp_ibv_qp_attach(d, qp);
-	if (ret != 0) {
-		errno = ret;
-		return NULL;
-	}
-	return qp;
+	mwp_ibv_qp_caps(&attr->cap);
+	return mwp_ibv_qp_attach(mwp_ibv_ctx_dev(ctx), mwp_create_qp_ex(ctx, attr));
 }
 
 struct ibv_qp_ex *

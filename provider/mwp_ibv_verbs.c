@@ -478,8 +478,6 @@ struct ibv_qp *
 ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 {
 	struct mwp_ibv_dev *d = mwp_ibv_ctx_dev(pd->context);
-	struct ibv_qp *qp;
-	int ret;
 
 	if (d == NULL)
 		return mwp_ibv_real.create_qp(pd, attr);
@@ -491,38 +489,40 @@ ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (attr->cap.max_send_sge == 0)
-		attr->cap.max_send_sge = 1;
-	if (attr->cap.max_recv_sge == 0)
-		attr->cap.max_recv_sge = 1;
-	qp = mwp_create_qp(pd, attr);
-	if (qp == NULL)
-		return NULL;
-	ret = mwp_ibv_qp_attach(d, qp);
-	if (ret != 0) {
-		errno = ret;
-		return NULL;
-	}
-	return qp;
+	mwp_ibv_qp_caps(&attr->cap);
+	return mwp_ibv_qp_attach(d, mwp_create_qp(pd, attr));
 }
 
-int
+void
+mwp_ibv_qp_caps(struct ibv_qp_cap *cap)
+{
+	/* no SGE asked for is one (rdma-core's providers make one) */
+	if (cap->max_send_sge == 0)
+		cap->max_send_sge = 1;
+	if (cap->max_recv_sge == 0)
+		cap->max_recv_sge = 1;
+}
+
+struct ibv_qp *
 mwp_ibv_qp_attach(struct mwp_ibv_dev *d, struct ibv_qp *qp)
 {
 	int ret;
 
+	if (qp == NULL)
+		return NULL;
 	/* on the port, with its datapath stopped */
 	mwp_ibv_pause(d);
 	ret = mwp_port_attach_qp(d->port, qp);
 	mwp_ibv_resume(d);
 	if (ret != 0) {
 		mwp_destroy_qp(qp);
-		return ret;
+		errno = ret;
+		return NULL;
 	}
 	qp->events_completed = 0;
 	pthread_mutex_init(&qp->mutex, NULL);
 	pthread_cond_init(&qp->cond, NULL);
-	return 0;
+	return qp;
 }
 
 int
