@@ -81,6 +81,16 @@ add_ehs(json_t *o, const struct rte_mbuf *m, const struct mwp_pkt *p)
 	if (deth != NULL)
 		json_object_set_new(o, "deth", json_pack("{s:o, s:o}",
 			"qkey", KEY(deth_qkey(deth)), "sqpn", QPN(deth_sqpn(deth))));
+	/* an ATOMIC WRITE's 8-byte value (IBA 1.5), read in wire order like
+	 * the atomics' operands; the responder stores the bytes as they are */
+	if (p->opcode == ROCE_OP_RC_ATOMIC_WRITE && p->payload_len == ROCE_ATOMIC_WRITE_BYTES &&
+	    p->payload_off + ROCE_ATOMIC_WRITE_BYTES <= m->data_len) {
+		uint64_t v;
+
+		memcpy(&v, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->payload_off), sizeof(v));
+		json_object_set_new(o, "atomic_write", json_pack("{s:o}",
+			"value", HEX(ROCE_BE64(v))));
+	}
 }
 
 /*

@@ -236,6 +236,11 @@ static int
 ext_query_device(struct ibv_context *ctx, const struct ibv_query_device_ex_input *input,
 		 struct ibv_device_attr_ex *a, size_t size)
 {
+	/* IB_UVERBS_DEVICE_ATOMIC_WRITE of the kernel's uapi ib_user_verbs.h
+	 * (bit 40 of device_cap_flags_ex; rxe sets it as
+	 * IB_DEVICE_ATOMIC_WRITE): RDMA ATOMIC WRITE is supported.  rdma-core
+	 * 44's copy of the header predates it, hence the number. */
+	const uint64_t atomic_write = UINT64_C(1) << 40;
 	int ret;
 
 	if (input != NULL && input->comp_mask != 0)
@@ -246,6 +251,9 @@ ext_query_device(struct ibv_context *ctx, const struct ibv_query_device_ex_input
 	ret = ibv_query_device(ctx, &a->orig_attr);
 	if (ret != 0)
 		return ret;
+	if (size >= offsetof(struct ibv_device_attr_ex, device_cap_flags_ex) +
+		    sizeof(a->device_cap_flags_ex))
+		a->device_cap_flags_ex = a->orig_attr.device_cap_flags | atomic_write;
 	if (size >= offsetof(struct ibv_device_attr_ex, phys_port_cnt_ex) +
 		    sizeof(a->phys_port_cnt_ex))
 		a->phys_port_cnt_ex = a->orig_attr.phys_port_cnt;

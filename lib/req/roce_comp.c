@@ -8,7 +8,9 @@
  * same shape): a PSN before una is a duplicate, one not yet sent a ghost
  * -- both ignored.  An ACK at PSN q acknowledges every PSN up to q; if
  * that passes a READ or ATOMIC whose response has not come, the response
- * was lost (an implicit NAK): send again from it.  A sequence NAK at q
+ * was lost (an implicit NAK): send again from it.  An ATOMIC WRITE has
+ * no result: its zero-length READ RESPONSE ONLY, or an ACK at or past
+ * it, completes it.  A sequence NAK at q
  * acknowledges up to q - 1 and sends again from q; an RNR NAK waits the
  * timer its syndrome names, then sends again from q; NAKs 0x61-0x63 fail
  * the WQE holding q and the QP goes to ERR.  READ responses must come in
@@ -181,7 +183,10 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 
 		if (e == NULL || !e->started)
 			break;
-		if (e->rd_atomic) {
+		/* an ATOMIC WRITE has no result to wait for: an ACK at or
+		 * past it says it was done (peers answer it with an ACK or,
+		 * as rxe and mwpath, a zero-length READ RESPONSE ONLY) */
+		if (e->rd_atomic && e->w.opcode != IBV_WR_ATOMIC_WRITE) {
 			r->st.implicit_naks++;
 			if (moved)
 				progress(qp);
@@ -308,6 +313,26 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 	return MWP_DROP_NONE;
 }
 
+/* The answer to ATOMIC WRITE e at its PSN (IBA 1.5, rxe): a READ
+ * RESPONSE ONLY with no payload and an ACK AETH; anything else from the
+ * READ responses is a bad response. */
+static enum mwp_drop
+on_atomic_write_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *p,
+		     struct mwp_swqe *e)
+{
+	const struct roce_aeth *a = mwp_pkt_eh(m, p, ROCE_EH_AETH);
+
+	if (p->opcode != ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY || p->payload_len != 0 ||
+	    a == NULL || (aeth_syndrome(a) & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK)
+		return bad_response(qp, e);
+	qp->req.una = (p->psn + 1) & ROCE_PSN_MASK;
+	qp->req.st.acks++;
+	mwp_comp_complete(qp, e);
+	progress(qp);
+	mwp_sq_deliver(qp);
+	return MWP_DROP_NONE;
+}
+
 /* Is opcode right for response q of READ e?  Lenient where reordering
  * makes an old request's response meet a newer request: what a PSN
  * carries is the same for both (segments align on the first PSN). */
@@ -349,6 +374,8 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 	e = mwp_comp_oldest(qp);
 	if (e == NULL || r->una != q)
 		return MWP_DROP_RESP_STALE;
+	if (e->w.opcode == IBV_WR_ATOMIC_WRITE)
+		return on_atomic_write_resp(qp, m, p, e);
 	if (e->w.opcode != IBV_WR_RDMA_READ || e->resp_psn != q ||
 	    !read_resp_opcode_ok(e, p->opcode, q))
 		return bad_response(qp, e);

@@ -54,6 +54,10 @@ seg_opcode(const struct mwp_wqe *w, uint8_t transport, uint32_t i, uint32_t n)
 		return ROCE_OP_RC_COMPARE_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return ROCE_OP_RC_FETCH_ADD;
+	case IBV_WR_ATOMIC_WRITE:
+		/* one packet: the RETH (DMA length 8) and the value, built
+		 * below as a WRITE ONLY's */
+		return ROCE_OP_RC_ATOMIC_WRITE;
 	case IBV_WR_SEND_WITH_INV:
 		if (last)
 			return first ? ROCE_OP_RC_SEND_ONLY_WITH_INVALIDATE :

@@ -37,7 +37,8 @@ resp_emit(struct mwp_resp_ctx *c, struct rte_mbuf *m, const struct mwp_resp *r,
 	mwp_tx_queue(&c->tx, m, ret == 1);
 }
 
-/* An ACKNOWLEDGE (ACK or NAK by syn) or an ATOMIC ACKNOWLEDGE, now. */
+/* An ACKNOWLEDGE (ACK or NAK by syn), an ATOMIC ACKNOWLEDGE or an
+ * ATOMIC WRITE's zero-length READ RESPONSE ONLY, now. */
 static inline void
 resp_send_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint8_t syn,
 		 uint32_t psn, uint32_t msn, uint64_t orig)
@@ -51,7 +52,9 @@ resp_send_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint8_t opcode, uint
 	if (m == NULL)
 		return;
 	resp_emit(c, m, &qp->resp, &a, NULL, 0);
-	if (opcode == ROCE_OP_RC_ATOMIC_ACKNOWLEDGE)
+	/* an ATOMIC ACKNOWLEDGE, or an ATOMIC WRITE's READ RESPONSE: not
+	 * counted as ACKs (the QP counts its atomics) */
+	if (opcode != ROCE_OP_RC_ACKNOWLEDGE)
 		return;
 	if ((syn & ROCE_AETH_TYPE_MASK) == ROCE_AETH_ACK) {
 		qp->resp.st.acks++;
@@ -115,6 +118,15 @@ static inline void
 atomic_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn, uint64_t orig)
 {
 	mwp_resp_answer(c, qp, ROCE_OP_RC_ATOMIC_ACKNOWLEDGE, ACK_SYNDROME, psn, orig);
+}
+
+/* The answer to an ATOMIC WRITE (IBA 1.5), as Linux rxe gives it: an RDMA
+ * READ RESPONSE ONLY with no payload and an ACK AETH -- no AtomicAckETH,
+ * there is no original value -- in PSN order like an atomic's. */
+static inline void
+atomic_write_answer(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
+{
+	mwp_resp_answer(c, qp, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, ACK_SYNDROME, psn, 0);
 }
 
 #endif /* ROCE_RESP_ANSWER_H */

@@ -98,9 +98,14 @@ check_sequence(const struct mwp_resp *r, const struct mwp_pkt *p)
 static __rte_always_inline struct mwp_verdict
 check_qp_access(const struct mwp_qp *qp, const struct mwp_pkt *p)
 {
+	/* an ATOMIC WRITE asks for remote write, as rxe's check_op_valid
+	 * (tested inside the atomics' arm: the WRITE and READ tests stay the
+	 * ones the dispatch after them repeats, which GCC then merges) */
 	const uint32_t want = p->mask & ROCE_M_WRITE ? IBV_ACCESS_REMOTE_WRITE :
 			      p->mask & ROCE_M_READ ? IBV_ACCESS_REMOTE_READ :
-			      p->mask & ROCE_M_ATOMIC ? IBV_ACCESS_REMOTE_ATOMIC : 0;
+			      p->mask & ROCE_M_ATOMIC ?
+			      (p->mask & ROCE_M_ATOMIC_WRITE ? IBV_ACCESS_REMOTE_WRITE :
+			       IBV_ACCESS_REMOTE_ATOMIC) : 0;
 
 	if (want != 0 && mwp_qp_access_check(qp->access_flags, want) != MWP_DENY_NONE)
 		return mwp_verdict(MWP_V_DENY, MWP_DENY_QP_ACCESS);
@@ -210,6 +215,35 @@ check_atomic(const struct mwp_qp *qp, const struct mwp_resp_req *rq,
 	return check_key(qp, a);
 }
 
+/* ATOMIC WRITE (IBA 1.5): the key for the 8 bytes at the RETH's address
+ * (steps 4-5) with remote write -- the right rxe's check_rkey and mlx5 ask
+ * for, not remote atomic; its DMA length is not the RETH's, so a length
+ * 0 never skips the key (step 2 is a READ's and a WRITE's); then the
+ * RETH's DMA length and the payload, both exactly 8 (step 6, as a
+ * WRITE's length); then the 8-byte alignment of the address (step 7, as
+ * an atomic's).  A denial is the existing one of its step. */
+static __rte_always_inline struct mwp_verdict
+check_atomic_write(const struct mwp_qp *qp, const struct mwp_pkt *p,
+		   const struct mwp_resp_req *rq, const struct mwp_binding *b,
+		   struct mwp_resp_access *a)
+{
+	struct mwp_verdict v;
+
+	a->q.access = IBV_ACCESS_REMOTE_WRITE;
+	a->q.rkey = rq->rkey;
+	a->q.va = rq->va;
+	a->q.len = ROCE_ATOMIC_WRITE_BYTES;
+	a->b = b;
+	v = check_key(qp, a);
+	if (v.kind != MWP_V_GO)
+		return v;
+	if (rq->len != ROCE_ATOMIC_WRITE_BYTES || p->payload_len != ROCE_ATOMIC_WRITE_BYTES)
+		return mwp_verdict(MWP_V_DENY, MWP_DENY_WRITE_LENGTH);
+	if (((uintptr_t)a->host & (ROCE_ATOMIC_WRITE_BYTES - 1)) != 0)
+		return mwp_verdict(MWP_V_DENY, MWP_DENY_UNALIGNED);
+	return MWP_VERDICT_GO;
+}
+
 /* SEND: a new message needs a receive (one that a broken UC message left
  * held will do), else RNR; the receive's own checks come as the payload
  * is placed. */
@@ -224,7 +258,8 @@ check_send(const struct mwp_qp *qp, const struct mwp_pkt *p)
 /*
  * The checks every request packet takes after the QP's (check_qp), in
  * order: PSN, opcode sequence, the QP's access flags.  Its operation's
- * own follow (check_write, check_read, check_atomic, check_send), each
+ * own follow (check_write, check_read, check_atomic, check_atomic_write,
+ * check_send), each
  * just before its execution (roce_resp_exec.c: resp_request).  rc: the QP
  * is RC.
  */

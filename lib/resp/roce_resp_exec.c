@@ -3,10 +3,11 @@
  * The responder's per-packet path for one QP, on the lcore that owns it:
  * the checks (roce_resp_check.h, in the order of IBA 9.7 and
  * memory-windows.md section 3), then what they accept executed -- bytes
- * written, READ responses queued, an atomic done, a SEND placed into its
- * receive -- and any other verdict dispatched once (resp_verdict): a
- * drop, a refusal made an RC NAK or a UC discard (roce_resp_answer.c), a
- * duplicate re-answered, or a PSN gap's sequence NAK.
+ * written, READ responses queued, an atomic done (an ATOMIC WRITE's one
+ * 64-bit store among them), a SEND placed into its receive -- and any
+ * other verdict dispatched once (resp_verdict): a drop, a refusal made an
+ * RC NAK or a UC discard (roce_resp_answer.c), a duplicate re-answered,
+ * or a PSN gap's sequence NAK.
  *
  * No locks, no logging, no allocation but answer mbufs.  The one
  * exception is a SEND with invalidate, which tries the device lock to
@@ -99,6 +100,53 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	r->msn = (r->msn + 1) & ROCE_PSN_MASK;
 	r->st.atomics++;
 	atomic_answer(c, qp, p->psn, orig);
+}
+
+/* ATOMIC WRITE (IBA 1.5), its checks passed: the 8 bytes as they came
+ * stored at the address the checks found (8-byte aligned) in one 64-bit
+ * atomic store -- no reader on any lcore or CPU sees half of them -- that
+ * release-orders every earlier write of this QP before it (rxe's
+ * smp_store_release).  Its PSN is kept with the atomics' so that a
+ * duplicate is answered, never stored again; its answer, as rxe's, is a
+ * zero-length READ RESPONSE ONLY with an ACK AETH, in PSN order. */
+static void
+exec_atomic_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+		  const struct mwp_pkt *p, const struct mwp_resp_access *a)
+{
+	struct mwp_resp *r = &qp->resp;
+	uint64_t v;
+
+	allowed(a->b);
+	if (likely(p->payload_off + sizeof(v) <= m->data_len))
+		memcpy(&v, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->payload_off),
+		       sizeof(v));
+	else
+		copy_payload_any((uint8_t *)&v, m, p->payload_off, sizeof(v));
+	__atomic_store_n((uint64_t *)(void *)a->host, v, __ATOMIC_RELEASE);
+	r->atom[r->atom_next].psn = p->psn;
+	r->atom[r->atom_next].orig = 0;
+	r->atom[r->atom_next].valid = 1;
+	r->atom_next = (r->atom_next + 1) % MWP_ATOMIC_CACHE;
+	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;
+	r->msn = (r->msn + 1) & ROCE_PSN_MASK;
+	r->st.atomics++;
+	atomic_write_answer(c, qp, p->psn);
+}
+
+/* An ATOMIC WRITE: its checks (roce_resp_check.h), then its execution;
+ * out of line, and with an access of its own (the caller's is never
+ * handed out, so that it stays in registers on every other path). */
+static __rte_noinline struct mwp_verdict
+resp_atomic_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
+		  const struct mwp_pkt *p, const struct mwp_resp_req *rq,
+		  const struct mwp_binding *b)
+{
+	struct mwp_resp_access a = { .b = NULL, .host = NULL };
+	const struct mwp_verdict v = check_atomic_write(qp, p, rq, b, &a);
+
+	if (v.kind == MWP_V_GO)
+		exec_atomic_write(c, qp, m, p, &a);
+	return v;
 }
 
 /* READ: its responses queued behind the answers owed before it, and
@@ -336,7 +384,10 @@ duplicate(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 	if (p->mask & ROCE_M_ATOMIC) {
 		for (unsigned int i = 0; i < MWP_ATOMIC_CACHE; i++)
 			if (r->atom[i].valid && r->atom[i].psn == p->psn) {
-				atomic_answer(c, qp, p->psn, r->atom[i].orig);
+				if (p->mask & ROCE_M_ATOMIC_WRITE)
+					atomic_write_answer(c, qp, p->psn);
+				else
+					atomic_answer(c, qp, p->psn, r->atom[i].orig);
 				return;
 			}
 		drop(c, MWP_DROP_DUPLICATE);	/* too old to replay */
@@ -420,6 +471,10 @@ resp_request(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m
 		return v.kind == MWP_V_GO ? exec_read(c, qp, p, a) : v;
 	}
 	if (p->mask & ROCE_M_ATOMIC) {
+		if (unlikely(p->mask & ROCE_M_ATOMIC_WRITE)) {
+			a->b = b;	/* what a refusal counts against */
+			return resp_atomic_write(c, qp, m, p, rq, b);
+		}
 		v = check_atomic(qp, rq, b, a);
 		if (v.kind == MWP_V_GO)
 			exec_atomic(c, qp, m, p, a);

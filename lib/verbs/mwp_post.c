@@ -34,6 +34,7 @@ opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_WRITE:
 		return t == IBV_QPT_RC;
 	default:
 		return false;
@@ -59,6 +60,17 @@ make_ud(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 	w->ud.remote_qpn = wr->wr.ud.remote_qpn;
 	w->ud.remote_qkey = wr->wr.ud.remote_qkey;
 	return 0;
+}
+
+/* The bytes a WR's SGEs name in all. */
+static uint64_t
+sge_total(const struct ibv_send_wr *wr)
+{
+	uint64_t total = 0;
+
+	for (int i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	return total;
 }
 
 /* Turn one posted WR into a WQE; 0 or the verbs errno. */
@@ -113,6 +125,14 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 		w->rdma.rkey = wr->wr.atomic.rkey;
 		w->rdma.compare_add = wr->wr.atomic.compare_add;
 		w->rdma.swap = wr->wr.atomic.swap;
+		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* the value: SGEs (or inline data) of exactly 8 bytes in all,
+		 * as rxe's post-time check asks */
+		if (sge_total(wr) != ROCE_ATOMIC_WRITE_BYTES)
+			return EINVAL;
+		w->rdma.remote_addr = wr->wr.rdma.remote_addr;
+		w->rdma.rkey = wr->wr.rdma.rkey;
 		break;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:

@@ -39,6 +39,8 @@ wc_opcode(uint32_t op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_ATOMIC_WRITE:
+		return IBV_WC_ATOMIC_WRITE;
 	case IBV_WR_LOCAL_INV:
 		return IBV_WC_LOCAL_INV;
 	case IBV_WR_BIND_MW:
@@ -48,11 +50,14 @@ wc_opcode(uint32_t op)
 	}
 }
 
+/* READs and atomics, ATOMIC WRITE among them (IBA 1.5 makes it an RDMA
+ * READ-like request with a response): IBV_SEND_FENCE waits for them, and
+ * max_rd_atomic bounds how many are outstanding. */
 static bool
 is_rd_atomic(uint32_t op)
 {
 	return op == IBV_WR_RDMA_READ || op == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_WRITE;
 }
 
 int
@@ -144,7 +149,8 @@ mwp_sq_done(struct mwp_qp *qp, struct mwp_swqe *e, enum ibv_wc_status status)
 	e->state = MWP_SWQE_READY;
 	e->wc.status = status;
 	/* bytes only where verbs providers give them (mlx5): a READ's, an
-	 * ATOMIC's 8; not a SEND's or a WRITE's */
+	 * ATOMIC's 8 (an ATOMIC WRITE's 8 too, as rxe's); not a SEND's or a
+	 * WRITE's */
 	if (status == IBV_WC_SUCCESS && e->w.opcode == IBV_WR_RDMA_READ)
 		e->wc.byte_len = e->total;
 	else if (status == IBV_WC_SUCCESS && e->rd_atomic)

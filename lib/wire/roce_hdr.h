@@ -22,6 +22,9 @@
 /** UDP destination port of RoCEv2 (IANA). */
 #define ROCE_UDP_PORT 4791
 
+/** The payload of an RDMA ATOMIC WRITE (IBA 1.5): one 64-bit word. */
+#define ROCE_ATOMIC_WRITE_BYTES 8
+
 /** Size of the invariant CRC trailer. */
 #define ROCE_ICRC_BYTES 4
 

@@ -59,6 +59,7 @@ const struct roce_opcode_info roce_opcode[256] = {
 _Static_assert(HDR_LEN(ROCE_M_RETH | ROCE_M_IMMDT) == 32, "WRITE_ONLY_IMM");
 _Static_assert(HDR_LEN(ROCE_M_AETH | ROCE_M_ATMACK) == 24, "ATOMIC_ACK");
 _Static_assert(HDR_LEN(ROCE_M_ATMETH) == 40, "COMPARE_SWAP");
+_Static_assert(HDR_LEN(ROCE_M_RETH) == 28, "ATOMIC_WRITE");
 _Static_assert(HDR_LEN(ROCE_M_DETH | ROCE_M_IMMDT) == 24, "UD_SEND_IMM");
 _Static_assert(HDR_LEN(ROCE_M_IETH) == 16, "SEND_WITH_INV");
 _Static_assert(HDR_LEN(ROCE_M_CNP) == 28, "CNP");

@@ -56,6 +56,11 @@ enum roce_eh {
 /** A request of a connected transport (RC, UC): one test tells it from a
  *  UD SEND (ROCE_M_REQ too), which has a home of its own. */
 #define ROCE_M_CONN	(1u << 20)
+/** RDMA ATOMIC WRITE (IBA 1.5): a RETH and its 8-byte value, stored at
+ *  once.  ROCE_M_ATOMIC too (an atomic's place among the requests: its
+ *  duplicates answered from the responder's cache), but the access it
+ *  needs is remote write, and its answer a zero-length READ RESPONSE ONLY. */
+#define ROCE_M_ATOMIC_WRITE	(1u << 21)
 #define ROCE_M_KNOWN	(1u << 31)	/**< set for every opcode in the table */
 
 #define ROCE_M_ONLY	(ROCE_M_START | ROCE_M_END)
@@ -110,6 +115,8 @@ enum roce_eh {
 	  R_SEND | ROCE_M_END | ROCE_M_IETH | ROCE_M_INV)		\
 	_(0x17, RC_SEND_ONLY_WITH_INVALIDATE,				\
 	  R_SEND | ROCE_M_ONLY | ROCE_M_IETH | ROCE_M_INV)		\
+	_(0x1d, RC_ATOMIC_WRITE, ROCE_M_PAYLOAD | ROCE_M_REQ | ROCE_M_CONN | \
+	  ROCE_M_ATOMIC | ROCE_M_ATOMIC_WRITE | ROCE_M_ONLY | ROCE_M_RETH) \
 	ROCE_FOREACH_RC_UC_OPCODE(_, UC, 0x20)				\
 	_(0x64, UD_SEND_ONLY, R_UD)					\
 	_(0x65, UD_SEND_ONLY_WITH_IMMEDIATE, R_UD | ROCE_M_IMMDT | ROCE_M_IMM) \

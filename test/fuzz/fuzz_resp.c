@@ -19,6 +19,9 @@
  * The input, byte by byte (old inputs read as they did):
  *   00..df  a frame for the first RC or UC QP (or none of ours): opcode,
  *           QP and source, PSN, key, offset, DMA length, payload length
+ *   e0, e1  an RDMA ATOMIC WRITE (0x1d), read as a frame of 00..df is
+ *           (a UC QP drops it), its DMA length and payload mostly 8 and
+ *           its address mostly aligned / the same to the RC QP on the SRQ
  *   e8, e9  a UD frame to the UD QP / the UD QP on the SRQ: Q_Key,
  *           immediate, address family and source; payload length
  *   ea, eb  a frame (a SEND mostly) to the RC / UC QP on the SRQ
@@ -33,8 +36,10 @@
  * The oracle, after every input:
  *  - memory: every byte of the arena that changed carries the tag of a
  *    frame that could write it there: a WRITE (exactly where its key puts
- *    it, zero-based windows translated), a compare-and-swap (its word) or
- *    a SEND (a receive buffer of its QP), whose key was live at that frame
+ *    it, zero-based windows translated), a compare-and-swap (its word), an
+ *    ATOMIC WRITE (its aligned word, with remote write, a DMA length and
+ *    payload of 8) or a SEND (a receive buffer of its QP), whose key was
+ *    live at that frame
  *    -- not invalidated (LOCAL_INV, rebind, or SEND with invalidate,
  *    placed by the tag the SEND left in its receive buffer), its QP
  *    allowed to use it, its rights sufficient.  Frames carry their index
@@ -259,7 +264,7 @@ static struct {
 static struct {
 	uint64_t inputs, frames, bytes_written, send_inv, cycles, qp_resets;
 	uint64_t ud_frames, ud_recvs, srq_sends, srq_recvs, uposts, recv_errs, drained;
-	uint64_t carried;
+	uint64_t carried, atomic_writes;
 } reach;
 
 /* MWP_FUZZ_RESP_BREAK: 1 (or anything else) a byte in O_TAIL, 2 (urecv)
@@ -1123,9 +1128,10 @@ finish_frame(unsigned int k, const struct mwp_hdrs *hd, bool ipv6, unsigned int 
 
 /* Frame k from the input: for the RC or UC QP the input names (target
  * -1: the first two, or none of ours), or for target, the RC or UC QP on
- * the SRQ (then a SEND unless the opcode byte says otherwise). */
+ * the SRQ (then a SEND unless the opcode byte says otherwise); aw: an
+ * ATOMIC WRITE whatever the opcode byte says. */
 static struct rte_mbuf *
-make_frame(unsigned int k, int target)
+make_frame(unsigned int k, int target, bool aw)
 {
 	const uint8_t tag = (uint8_t)(k + 1);
 	const uint8_t ob = get8();
@@ -1137,7 +1143,7 @@ make_frame(unsigned int k, int target)
 	const uint8_t plsel = get8();
 	const int qpi = target >= 0 ? target : (sel & 3) == 3 ? -1 : (sel & 1);
 	/* the opcode of the QP's transport, unless the byte says otherwise */
-	const uint8_t opc = target >= 0 && ob < 0x80 ?
+	const uint8_t opc = aw ? ROCE_OP_RC_ATOMIC_WRITE : target >= 0 && ob < 0x80 ?
 			    (uint8_t)(sends[ob % (qtype[qpi] == IBV_QPT_RC ? 8 : 6)] | tprefix(qpi)) :
 			    ob >= 0xe0 || qpi < 0 || ops[ob % RTE_DIM(ops)] > 0x2b ?
 			    ops[ob % RTE_DIM(ops)] :
@@ -1160,6 +1166,15 @@ make_frame(unsigned int k, int target)
 	hd.reth.va = hd.atmeth.va = (sel & 0xc0) == 0xc0 ? ((uint64_t)getn(4) << 32 | getn(4)) :
 				    key_base(key) + (int16_t)off;
 	hd.reth.dmalen = lsel == 0xffff ? getn(4) : lsel % 2100u;
+	if (aw) {
+		/* mostly what a requester sends: 8 bytes at an aligned word */
+		if ((lsel & 0x0700) != 0x0700)
+			hd.reth.dmalen = 8;
+		if ((lsel & 0x3800) != 0x3800)
+			hd.reth.va &= ~UINT64_C(7);
+		if (qpi >= 0)
+			reach.atomic_writes++;
+	}
 	if (opc == 0x13)
 		hd.atmeth.compare = (plsel & 1) ? 0 : 0x0101010101010101ull * (plsel >> 1);
 	hd.atmeth.swap_add = opc == 0x13 ? 0x0101010101010101ull * tag : 0;
@@ -1174,6 +1189,8 @@ make_frame(unsigned int k, int target)
 			plen = lsel % MTU + 1;
 		if ((oi->mask & ROCE_M_SEND) && plen == 0)
 			plen = 1;	/* a SEND's last byte names its frame */
+		if (aw && plsel < 0xc0)
+			plen = 8;
 	}
 	return finish_frame(k, &hd, sel & 0x04, ((sel >> 3) & 3) % 3, plen, ob >= 0xf0);
 }
@@ -1279,7 +1296,13 @@ could_write(int j, uintptr_t a)
 		need = IBV_ACCESS_REMOTE_WRITE;
 	else if (f->opcode == 0x13)
 		need = IBV_ACCESS_REMOTE_ATOMIC;
+	else if (f->opcode == ROCE_OP_RC_ATOMIC_WRITE)
+		/* remote write, not remote atomic (rxe, mlx5); 8 bytes said
+		 * and sent */
+		need = f->dmalen == 8 && f->plen == 8 ? IBV_ACCESS_REMOTE_WRITE : 0;
 	else
+		return false;
+	if (need == 0)
 		return false;
 	if ((f->mask & ROCE_M_WRITE) && !(f->mask & ROCE_M_START)) {
 		/* inside what one of the message keys it may go on with
@@ -1305,6 +1328,10 @@ could_write(int j, uintptr_t a)
 	eff = objs[l->obj].zero_based ? lo + f->va : f->va;
 	if (a < lo || a >= lo + l->len)
 		return false;
+	if (f->opcode == ROCE_OP_RC_ATOMIC_WRITE)
+		/* one aligned word, wholly inside what the key allows */
+		return (eff & 7) == 0 && l->len >= 8 && eff >= lo && eff - lo <= l->len - 8 &&
+		       a >= eff && a - eff < 8u;
 	return a >= eff && a - eff < (f->opcode == 0x13 ? 8u : f->plen);
 }
 
@@ -1395,7 +1422,7 @@ print_reach(void)
 		"SEND with invalidate %lu, window cycles %lu, QP resets %lu; UD frames %lu, "
 		"UD and SRQ receives posted %lu, UD receives %lu, SENDs to the SRQ's RC/UC "
 		"QPs %lu, their receives %lu, receives in error %lu, SRQ drains %lu, receives "
-		"left from an input before %lu; drops:%s\n",
+		"left from an input before %lu, ATOMIC WRITEs to our QPs %lu; drops:%s\n",
 		(unsigned long)reach.inputs, (unsigned long)reach.frames,
 		(unsigned long)h.st.accepted, (unsigned long)h.st.acks,
 		(unsigned long)h.st.naks[1], (unsigned long)h.st.naks[2],
@@ -1405,7 +1432,8 @@ print_reach(void)
 		(unsigned long)reach.ud_frames, (unsigned long)reach.uposts,
 		(unsigned long)reach.ud_recvs, (unsigned long)reach.srq_sends,
 		(unsigned long)reach.srq_recvs, (unsigned long)reach.recv_errs,
-		(unsigned long)reach.drained, (unsigned long)reach.carried, drops);
+		(unsigned long)reach.drained, (unsigned long)reach.carried,
+		(unsigned long)reach.atomic_writes, drops);
 }
 
 /* ---- set-up and one input ---- */
@@ -1557,12 +1585,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (in.left > 0 && in.nf < MAXF) {
 		const uint8_t c = get8();
 
-		if (c < 0xe0 || (c >= 0xe8 && c <= 0xeb)) {
+		if (c < 0xe2 || (c >= 0xe8 && c <= 0xeb)) {
 			struct rte_mbuf *f =
-				c < 0xe0 ? make_frame(in.nf, -1) :
+				c < 0xe0 ? make_frame(in.nf, -1, false) :
+				c == 0xe0 ? make_frame(in.nf, -1, true) :
+				c == 0xe1 ? make_frame(in.nf, Q_RCS, true) :
 				c == 0xe8 ? make_ud_frame(in.nf, Q_UD) :
 				c == 0xe9 ? make_ud_frame(in.nf, Q_UDS) :
-				make_frame(in.nf, c == 0xea ? Q_RCS : Q_UCS);
+				make_frame(in.nf, c == 0xea ? Q_RCS : Q_UCS, false);
 
 			in.nf++;
 			if (f != NULL)

@@ -97,6 +97,19 @@ def u64(mem, off):
     return struct.unpack_from("<Q", mem, off)[0]
 
 
+def atomic_write(psn, va, rkey, value, dmalen=8, **kw):
+    """RDMA ATOMIC WRITE (IBA 1.5, opcode 0x1d): a RETH and the 8-byte
+    value, stored as its bytes come."""
+    return req(0x1d, psn, payload=bytes(value),
+               eh={"reth": {"va": va, "rkey": rkey, "dmalen": dmalen}}, ackreq=True, **kw)
+
+
+def atomic_write_done(psn, msn):
+    """Its answer, as Linux rxe gives it: a READ RESPONSE ONLY with no
+    payload and an ACK AETH (no AtomicAckETH: there is no original)."""
+    return read_resp(0x10, psn, msn, b"")
+
+
 def cases():
     c = {}
 
@@ -409,6 +422,50 @@ def row_cases():
         [], [], [], [])
     c["rc_atomic_just_past_the_window"] = (
         [atomic(0x13, 0, edge + 8, MW_RKEY, 1, 0)], [nak(0, 0x62)], pattern(), "ERR",
+        [], [], [], [])
+    # RDMA ATOMIC WRITE: it needs remote write from the key (rxe's
+    # check_rkey, mlx5), 8 bytes inside the window and the region, an
+    # 8-byte-aligned address, a DMA length and payload of 8; refusals are
+    # the steps' NAKs and nothing is written
+    value = bytes([0xa0, 0xb1, 0xc2, 0xd3, 0xe4, 0xf5, 0x06, 0x17])
+    mem = pattern()
+    mem[edge - MR_IOVA:edge - MR_IOVA + 8] = value
+    c["rc_atomic_write_on_the_window_last_word"] = (
+        [atomic_write(0, edge, MW_RKEY, value)], [atomic_write_done(0, 1)], mem, "RTS",
+        [], [], [], [])
+    c["rc_atomic_write_just_past_the_window"] = (
+        [atomic_write(0, edge + 8, MW_RKEY, value)], [nak(0, 0x62)], pattern(), "ERR",
+        [], [], [], [])
+    c["rc_atomic_write_straddling_the_windows_end"] = (
+        [atomic_write(0, edge + 4, MW_RKEY, value)], [nak(0, 0x62)], pattern(), "ERR",
+        [], [], [], [])
+    c["rc_atomic_write_through_read_only_window"] = (
+        [atomic_write(0, MR_IOVA + 16, RO_RKEY, value)], [nak(0, 0x62)], pattern(),
+        "ERR", [], [], [], [])
+    mem = pattern()
+    mem[0xf08:0xf10] = value
+    c["rc_atomic_write_through_type1_window"] = (
+        [atomic_write(0, MR_IOVA + 0xf08, MW1_RKEY, value)], [atomic_write_done(0, 1)],
+        mem, "RTS", [], [], [], [])
+    c["rc_atomic_write_unaligned"] = (
+        [atomic_write(0, MW_VA + 4, MW_RKEY, value)], [nak(0, 0x61)], pattern(), "ERR",
+        [], [], [], [])
+    c["rc_atomic_write_dma_length_not_8"] = (
+        [atomic_write(0, MW_VA, MW_RKEY, value, dmalen=16)], [nak(0, 0x61)], pattern(),
+        "ERR", [], [], [], [])
+    c["rc_atomic_write_qp_without_remote_write"] = (
+        [atomic_write(0, MW_VA, MW_RKEY, value)], [nak(0, 0x61)], pattern(), "ERR",
+        [], [], [], ["access 12"])          # remote read + atomic
+    # a duplicate is answered again from the atomics' cache, never stored
+    # again (the second copy carries other bytes); then a WRITE follows
+    mem = pattern()
+    mem[0x400:0x408] = value
+    mem[0x408:0x40c] = b"next"
+    c["rc_atomic_write_duplicate"] = (
+        [atomic_write(0, MR_IOVA + 0x400, MR_RKEY, value),
+         atomic_write(0, MR_IOVA + 0x400, MR_RKEY, bytes(8)),
+         write(0x0a, 1, MR_IOVA + 0x408, MR_RKEY, b"next", ackreq=True)],
+        [atomic_write_done(0, 1), atomic_write_done(0, 1), ack(1, 2)], mem, "RTS",
         [], [], [], [])
     for name, key in (("rc_send_with_inv_window_of_another_qp", OTHER_QP_RKEY),
                       ("rc_send_with_inv_type1_window", MW1_RKEY)):

@@ -51,6 +51,8 @@ OPCODES.update({
     0x14: ("RC_FETCH_ADD", ("atmeth",), False),
     0x16: ("RC_SEND_LAST_WITH_INVALIDATE", ("ieth",), True),
     0x17: ("RC_SEND_ONLY_WITH_INVALIDATE", ("ieth",), True),
+    # IBA 1.5: RDMA ATOMIC WRITE, a RETH and an 8-byte payload
+    0x1d: ("RC_ATOMIC_WRITE", ("reth",), True),
     0x64: ("UD_SEND_ONLY", ("deth",), True),
     0x65: ("UD_SEND_ONLY_WITH_IMMEDIATE", ("deth", "immdt"), True),
     0x81: ("CNP", ("cnp",), False),

@@ -62,6 +62,11 @@ class Builders(unittest.TestCase):
             self.assertEqual(num(t["infiniband.bth.destqp"]), a["qpn"], where)
             self.assertEqual(num(t["infiniband.bth.psn"]), a["psn"], where)
             self.assertEqual(t["infiniband.bth.a"] in ("1", "True"), a["ackreq"], where)
+            if a["opcode"] == 0x1d:
+                # tshark 4.0 knows the BTH of RDMA ATOMIC WRITE (IBA 1.5)
+                # but not the opcode ("Unknown (29)"): the RETH and the
+                # value are one "Unknown/Vendor Specific Data" field
+                continue
             hdrs = roce.OPCODES[a["opcode"]][1]
             if "reth" in hdrs:
                 self.assertEqual([num(t["infiniband.reth.va"]), num(t["infiniband.reth.r_key"]),

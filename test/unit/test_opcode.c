@@ -42,6 +42,7 @@ static const struct want want[] = {
 	{ 0x14, "RC_FETCH_ADD", 40, false },
 	{ 0x16, "RC_SEND_LAST_WITH_INVALIDATE", 16, true },
 	{ 0x17, "RC_SEND_ONLY_WITH_INVALIDATE", 16, true },
+	{ 0x1d, "RC_ATOMIC_WRITE", 28, true },	/* IBA 1.5: RETH + 8 bytes */
 	{ 0x20, "UC_SEND_FIRST", 12, true },
 	{ 0x23, "UC_SEND_LAST_WITH_IMMEDIATE", 16, true },
 	{ 0x26, "UC_RDMA_WRITE_FIRST", 28, true },
@@ -116,10 +117,32 @@ Test(opcode, uc_mirrors_rc_for_send_and_write)
 	}
 }
 
+Test(opcode, atomic_write_is_an_rc_atomic_request_with_a_reth_and_payload)
+{
+	const struct roce_opcode_info *op = &roce_opcode[ROCE_OP_RC_ATOMIC_WRITE];
+
+	cr_expect_eq(ROCE_OP_RC_ATOMIC_WRITE, 0x1d);
+	cr_expect_eq(op->mask & (ROCE_M_REQ | ROCE_M_CONN | ROCE_M_ATOMIC |
+				 ROCE_M_ATOMIC_WRITE | ROCE_M_RETH | ROCE_M_PAYLOAD |
+				 ROCE_M_ONLY),
+		     ROCE_M_REQ | ROCE_M_CONN | ROCE_M_ATOMIC | ROCE_M_ATOMIC_WRITE |
+		     ROCE_M_RETH | ROCE_M_PAYLOAD | ROCE_M_ONLY);
+	/* neither a WRITE (no message, no WRITE path) nor an AtomicETH */
+	cr_expect_eq(op->mask & (ROCE_M_WRITE | ROCE_M_ATMETH | ROCE_M_AETH), 0);
+	cr_expect_eq(op->off[ROCE_EH_RETH], 12);
+	cr_expect_eq(roce_opcode_transport(ROCE_OP_RC_ATOMIC_WRITE), ROCE_TRANSPORT_RC);
+	/* only this opcode carries the bit */
+	for (unsigned int c = 0; c < 256; c++)
+		if (c != ROCE_OP_RC_ATOMIC_WRITE)
+			cr_expect_eq(roce_opcode[c].mask & ROCE_M_ATOMIC_WRITE, 0, "0x%02x", c);
+}
+
 Test(opcode, unknown_opcodes_have_no_entry)
 {
-	const uint8_t unknown[] = { 0x15, 0x18, 0x2c, 0x40, 0x60, 0x66, 0x80,
-				    0xa0, 0xc0, 0xff };
+	/* 0x1c: FLUSH (IBA 1.5), not implemented; 0x3d: UC has no ATOMIC
+	 * WRITE */
+	const uint8_t unknown[] = { 0x15, 0x18, 0x1c, 0x2c, 0x3d, 0x40, 0x60, 0x66,
+				    0x80, 0xa0, 0xc0, 0xff };
 
 	for (size_t i = 0; i < sizeof(unknown); i++) {
 		cr_expect_eq(roce_opcode[unknown[i]].mask, 0, "0x%02x", unknown[i]);

@@ -389,6 +389,15 @@ TestSuite(responder, .timeout = 60);
 	RC(rc_write_length_disagrees) \
 	RC(rc_atomic_on_the_window_last_word) \
 	RC(rc_atomic_just_past_the_window) \
+	RC(rc_atomic_write_on_the_window_last_word) \
+	RC(rc_atomic_write_just_past_the_window) \
+	RC(rc_atomic_write_straddling_the_windows_end) \
+	RC(rc_atomic_write_through_read_only_window) \
+	RC(rc_atomic_write_through_type1_window) \
+	RC(rc_atomic_write_unaligned) \
+	RC(rc_atomic_write_dma_length_not_8) \
+	RC(rc_atomic_write_qp_without_remote_write) \
+	RC(rc_atomic_write_duplicate) \
 	RC(rc_send_with_inv_window_of_another_qp) \
 	RC(rc_send_with_inv_type1_window) \
 	RC(rc_write_invalidated_between_packets) \

@@ -10,7 +10,8 @@
  * wire.frames.  The peer is the test: it answers (wire_ack, wire_nak,
  * wire_read_resp, wire_atomic_ack) through mwp_queue_rx, or, with
  * wire.auto_answer, every request is acknowledged, READs answered with
- * zeros and ATOMICs with wire.atomic_orig as soon as it is sent.
+ * zeros, ATOMICs with wire.atomic_orig and ATOMIC WRITEs with a
+ * zero-length READ RESPONSE ONLY as soon as it is sent.
  */
 
 #include <rte_cycles.h>
@@ -261,6 +262,8 @@ wire_auto(void)
 			continue;	/* not an RC request */
 		if (mask & ROCE_M_READ)
 			wire_answer_read(&f, 1024);
+		else if (mask & ROCE_M_ATOMIC_WRITE)
+			wire_read_resp(f.sqpn, ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, f.psn, NULL, 0);
 		else if (mask & ROCE_M_ATOMIC)
 			wire_atomic_ack(f.sqpn, f.psn, wire.atomic_orig);
 		else if (f.ackreq)
