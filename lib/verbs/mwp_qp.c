@@ -219,7 +219,8 @@ send_ops_of(enum ibv_qp_type t)
 		return uc;
 	case IBV_QPT_RC:
 		return uc | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV;
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV |
+		       IBV_QP_EX_WITH_ATOMIC_WRITE;
 	default:
 		return 0;
 	}

@@ -83,8 +83,19 @@ close_wr(struct mwp_qp *qp)
 	}
 	b->wr.next = NULL;
 	fail(b, mwp_post_make_wqe(qp, &b->wr, &b->w[b->n]));
-	if (b->err == 0)
-		b->n++;
+	if (b->err != 0)
+		return;
+	if (b->wr.opcode == IBV_WR_ATOMIC_WRITE) {
+		struct mwp_wqe *w = &b->w[b->n];
+
+		/* the value wr_atomic_write copied: carried in the WQE, as
+		 * inline data is, whatever max_inline_data the QP has */
+		w->num_sge = 0;
+		memcpy(w->inline_data, b->inl, ROCE_ATOMIC_WRITE_BYTES);
+		w->inline_len = ROCE_ATOMIC_WRITE_BYTES;
+		w->flags |= MWP_WQE_F_INLINE;
+	}
+	b->n++;
 }
 
 /* Open a work request of opcode op: the previous one is closed. */
@@ -212,6 +223,27 @@ wr_bind_mw(struct ibv_qp_ex *x, struct ibv_mw *mw, uint32_t rkey,
 		wr->bind_mw.bind_info = *bi;
 	else
 		fail(to_mqp_ex(x)->wrb, EINVAL);
+}
+
+/* RDMA ATOMIC WRITE: the 8 bytes at atomic_wr, copied now, are its value
+ * (an SGE set after it changes nothing but the length make_wqe checks). */
+static void
+wr_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t addr, const void *atomic_wr)
+{
+	struct mwp_wr_batch *b = to_mqp_ex(x)->wrb;
+	struct ibv_send_wr *wr = open_wr(x, IBV_WR_ATOMIC_WRITE);
+
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = addr;
+	if (atomic_wr == NULL) {
+		fail(b, EINVAL);
+		return;
+	}
+	memcpy(b->inl, atomic_wr, ROCE_ATOMIC_WRITE_BYTES);
+	/* what make_wqe checks: 8 bytes named (the lkey is never used) */
+	wr->sg_list[0] = (struct ibv_sge){ .addr = (uintptr_t)b->inl,
+					   .length = ROCE_ATOMIC_WRITE_BYTES };
+	wr->num_sge = 1;
 }
 
 static void
@@ -380,7 +412,7 @@ mwp_wr_init(struct mwp_qp *qp)
 	x->wr_start = wr_start;
 	x->wr_complete = wr_complete;
 	x->wr_abort = wr_abort;
-	x->wr_atomic_write = NULL;	/* set where ATOMIC WRITE is known */
+	x->wr_atomic_write = wr_atomic_write;
 	return 0;
 }
 

@@ -109,6 +109,8 @@ class RdmaCore(unittest.TestCase):
             self.assertEqual(r["outcome"], "pass", r)
         rereg = [r for r in picked if ".test_mr_rereg" in r["id"]]
         self.assertEqual(len(rereg), 4, rereg)
+        self.assertIn("tests.test_qpex.QpExTestCase.test_qp_ex_rc_atomic_write",
+                      [r["id"] for r in picked], "ATOMIC WRITE through ibv_wr_*")
 
     def test_the_skips_are_the_documented_ones(self):
         skipped = self.outcome("skip")

@@ -227,6 +227,40 @@ Test(verbs_ex, a_batch_goes_on_the_wire_in_order_and_completes_as_posted)
 		cr_expect_eq(wire.frames[i].psn, (wire.frames[0].psn + i) & 0xffffff);
 }
 
+Test(verbs_ex, an_atomic_write_carries_the_value_it_was_given)
+{
+	struct ibv_qp_init_attr_ex a = qp_attr_ex(IBV_QPT_RC, 8,
+		IBV_QP_EX_WITH_ATOMIC_WRITE | IBV_QP_EX_WITH_SEND);
+	uint64_t value = 0x1122334455667788ull;
+	struct ibv_qp_ex *x;
+	struct ibv_qp *q;
+
+	a.cap.max_inline_data = 0;	/* the value needs no inline room */
+	q = mwp_create_qp_ex(ctx, &a);
+	cr_assert_not_null(q);
+	qp_to_rts(q);
+	wire_attach(q);
+	wire.auto_answer = true;
+	x = mwp_qp_to_qp_ex(q);
+	ibv_wr_start(x);
+	x->wr_id = 9;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, 0xabcd07, 0x4000, &value);
+	value = 0;	/* copied when given */
+	cr_assert_eq(ibv_wr_complete(x), 0);
+	expect_wc(9, IBV_WC_SUCCESS, IBV_WC_ATOMIC_WRITE);
+	cr_assert_geq(wire.nb_frames, 1);
+	cr_expect_eq(wire.frames[0].opcode, 0x1d, "ATOMIC WRITE");
+	cr_expect_eq(wire.frames[0].rkey, 0xabcd07);
+	cr_expect_eq(wire.frames[0].va, 0x4000);
+	cr_expect_eq(wire.frames[0].payload_len, 8);
+	cr_expect_eq(memcmp(wire.frames[0].payload, "\x88\x77\x66\x55\x44\x33\x22\x11", 8), 0);
+	/* a UC QP may not be made for it */
+	a = qp_attr_ex(IBV_QPT_UC, 8, IBV_QP_EX_WITH_ATOMIC_WRITE);
+	cr_expect_null(mwp_create_qp_ex(ctx, &a));
+	cr_expect_eq(errno, EOPNOTSUPP);
+}
+
 Test(verbs_ex, a_batch_with_an_error_posts_nothing)
 {
 	struct ibv_qp_ex *x = rc_ex(4);
