@@ -312,6 +312,10 @@ class Live(unittest.TestCase):
         for side, (mac, ip4, qpn) in (("a", ("02:00:00:00:00:0a", "10.0.0.1", "0x11")),
                                       ("b", ("02:00:00:00:00:0b", "10.0.0.2", "0x21"))):
             text = ONE_RC_QP % dict(retry="rnr_retry = 2\nmin_rnr_timer = 14", extra="")
+            # the ACK timeout at 1.07 s (not 16.8 ms): a peer stalled on a
+            # loaded machine must not make a timeout's resend, which it
+            # would answer with a fourth RNR NAK (CI saw 4 once)
+            text = text.replace("timeout = 12\n", "timeout = 18\n")
             text = (text.replace("02:00:00:00:00:0a", mac).replace("10.0.0.1", ip4, 1)
                     .replace("[qp 0x11]", "[qp %s]" % qpn)
                     .replace("remote_qpn = 0x21", "remote_qpn = " + peer[side][2])
