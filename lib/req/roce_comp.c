@@ -209,6 +209,20 @@ ack_to(struct mwp_qp *qp, uint32_t q)
 	return true;
 }
 
+/* WQE e answered whole by the one response p at its PSN (an ATOMIC ACK,
+ * ATOMIC WRITE's response): acknowledged up to p, completed, and the send
+ * queue goes on. */
+static enum mwp_drop
+answered(struct mwp_qp *qp, const struct mwp_pkt *p, struct mwp_swqe *e)
+{
+	qp->req.una = (p->psn + 1) & ROCE_PSN_MASK;
+	qp->req.st.acks++;
+	mwp_comp_complete(qp, e);
+	progress(qp);
+	mwp_sq_deliver(qp);
+	return MWP_DROP_NONE;
+}
+
 /* ---- the peer's answers ---- */
 
 static enum mwp_drop
@@ -305,12 +319,7 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 		return MWP_DROP_NONE;
 	}
 	memcpy(dst, &orig, sizeof(orig));
-	qp->req.una = (p->psn + 1) & ROCE_PSN_MASK;
-	qp->req.st.acks++;
-	mwp_comp_complete(qp, e);
-	progress(qp);
-	mwp_sq_deliver(qp);
-	return MWP_DROP_NONE;
+	return answered(qp, p, e);
 }
 
 /* The answer to ATOMIC WRITE e at its PSN (IBA 1.5, rxe): a READ
@@ -325,12 +334,7 @@ on_atomic_write_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct m
 	if (p->opcode != ROCE_OP_RC_RDMA_READ_RESPONSE_ONLY || p->payload_len != 0 ||
 	    a == NULL || (aeth_syndrome(a) & ROCE_AETH_TYPE_MASK) != ROCE_AETH_ACK)
 		return bad_response(qp, e);
-	qp->req.una = (p->psn + 1) & ROCE_PSN_MASK;
-	qp->req.st.acks++;
-	mwp_comp_complete(qp, e);
-	progress(qp);
-	mwp_sq_deliver(qp);
-	return MWP_DROP_NONE;
+	return answered(qp, p, e);
 }
 
 /* Is opcode right for response q of READ e?  Lenient where reordering

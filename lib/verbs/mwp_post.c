@@ -41,27 +41,6 @@ opcode_ok(enum ibv_qp_type t, enum ibv_wr_opcode op)
 	}
 }
 
-/* A UD send: its address handle's destination, copied, and the peer's
- * QP and Q_Key; a message must fit one packet of the port's MTU. */
-static int
-make_ud(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
-{
-	const struct ibv_ah *ah = wr->wr.ud.ah;
-	uint64_t total = 0;
-
-	if (ah == NULL || ah->context != qp->ibqp.context ||
-	    wr->wr.ud.remote_qpn > ROCE_PSN_MASK)
-		return EINVAL;
-	for (int i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
-	if (total > mwp_qp_mtu_bytes(qp))
-		return EINVAL;
-	w->ud.dest = to_mah((struct ibv_ah *)(uintptr_t)ah)->dest;
-	w->ud.remote_qpn = wr->wr.ud.remote_qpn;
-	w->ud.remote_qkey = wr->wr.ud.remote_qkey;
-	return 0;
-}
-
 /* The bytes a WR's SGEs name in all. */
 static uint64_t
 sge_total(const struct ibv_send_wr *wr)
@@ -71,6 +50,24 @@ sge_total(const struct ibv_send_wr *wr)
 	for (int i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	return total;
+}
+
+/* A UD send: its address handle's destination, copied, and the peer's
+ * QP and Q_Key; a message must fit one packet of the port's MTU. */
+static int
+make_ud(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
+{
+	const struct ibv_ah *ah = wr->wr.ud.ah;
+
+	if (ah == NULL || ah->context != qp->ibqp.context ||
+	    wr->wr.ud.remote_qpn > ROCE_PSN_MASK)
+		return EINVAL;
+	if (sge_total(wr) > mwp_qp_mtu_bytes(qp))
+		return EINVAL;
+	w->ud.dest = to_mah((struct ibv_ah *)(uintptr_t)ah)->dest;
+	w->ud.remote_qpn = wr->wr.ud.remote_qpn;
+	w->ud.remote_qkey = wr->wr.ud.remote_qkey;
+	return 0;
 }
 
 /* Turn one posted WR into a WQE; 0 or the verbs errno. */
@@ -149,7 +146,7 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 		 wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
 		w->imm_or_inv = wr->imm_data;
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		uint64_t total = 0;
+		uint64_t total;
 
 		/* the data is copied now: the consumer may reuse its buffers
 		 * as soon as the call returns, and no lkey is checked */
@@ -157,8 +154,7 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 		    wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD)
 			return EINVAL;
-		for (int i = 0; i < wr->num_sge; i++)
-			total += wr->sg_list[i].length;
+		total = sge_total(wr);
 		if (total > qp->cap.max_inline_data || total > sizeof(w->inline_data))
 			return EINVAL;
 		for (int i = 0; i < wr->num_sge; i++) {
