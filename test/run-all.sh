@@ -194,6 +194,27 @@ run_aarch64_steps() {
 	grep -E '^ *[0-9]+/[0-9]+ ' "$dir/unit.log"
 	p=$(grep -c '"result": "OK"' "$dir/meson-logs/testlog.json")
 	f=$(grep -vc '"result": "OK"' "$dir/meson-logs/testlog.json")
+	# A test that hung under emulation (once in CI: unit-responder, which
+	# takes 45 s here, still running after 480 s; never reproduced in 30
+	# runs) is run once more, alone, with its log kept; it counts as
+	# passed only if that run passes, and the first run's end is shown.
+	local name
+	for name in $(/usr/bin/python3 -c 'import json,sys
+for l in open(sys.argv[1]):
+    d = json.loads(l)
+    if d["result"] == "TIMEOUT": print(d["name"].split(" / ")[-1])' \
+			"$dir/meson-logs/testlog.json"); do
+		echo "aarch64: $name timed out; its output's end, then one more run alone:"
+		grep -A12 -E "^=+ [0-9]+/[0-9]+ =+$" "$dir/unit.log" | tail -12
+		if MWP_EXPECT_FAST=1 meson test -C "$dir" --suite unit --print-errorlogs \
+				--timeout-multiplier 4 "$name" >"$dir/unit-again.log" 2>&1; then
+			echo "aarch64: $name passed when run again (the timeout stays in this log)"
+			p=$((p + 1))
+			f=$((f - 1))
+		else
+			tail -40 "$dir/unit-again.log"
+		fi
+	done
 	passed=$((passed + p))
 	failed=$((failed + f))
 	if [[ $f -ne 0 ]]; then
