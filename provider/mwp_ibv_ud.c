@@ -10,7 +10,6 @@
  * device, the real functions.
  */
 #include <errno.h>
-#include <netinet/ip.h>
 #include <string.h>
 
 #include "mwp_ibv.h"
@@ -60,81 +59,29 @@ gid_index(const struct mwp_ibv_dev *d, const union ibv_gid *gid)
 	return -1;
 }
 
-/* Is the GRH area an IPv4 header after twenty bytes (RoCE v2 over
- * IPv4)?  rdma-core's test: not version 6, or an IPv4 header of five
- * words whose checksum holds. */
-static bool
-grh_is_ipv4(const struct ibv_grh *grh)
-{
-	const struct iphdr *ip = (const void *)((const uint8_t *)grh + 20);
-	const uint8_t *b = (const uint8_t *)ip;
-	uint32_t sum = 0;
-
-	if ((be32toh(grh->version_tclass_flow) >> 28) != 6)
-		return ip->version == 4;
-	if (ip->ihl != 5)
-		return false;
-	for (unsigned int i = 0; i < 20; i += 2)
-		sum += (uint32_t)b[i] << 8 | b[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return sum == 0xffff;
-}
-
 /* The address attributes that answer a UD receive: its sender as the
- * GRH area and the completion tell it, from the port's GID it was sent
- * to.  0, or -1 with errno (EINVAL: a multicast destination or another
- * port; ENOENT: sent to no GID of the port; EPROTONOSUPPORT). */
+ * GRH area and the completion tell it (mwp_ah_attr_from_grh), from the
+ * port's GID it was sent to.  0, or -1 with errno (EINVAL: a multicast
+ * destination or another port; ENOENT: sent to no GID of the port;
+ * EPROTONOSUPPORT). */
 static int
 ah_attr_from_wc(struct mwp_ibv_dev *d, uint8_t port, const struct ibv_wc *wc,
 		const struct ibv_grh *grh, struct ibv_ah_attr *a)
 {
 	union ibv_gid local;
-	int idx;
+	int idx, ret;
 
-	memset(a, 0, sizeof(*a));
-	a->grh.flow_label = be32toh(grh->version_tclass_flow) & 0xfffff;
-	a->dlid = wc->slid;
-	a->sl = wc->sl;
-	a->src_path_bits = wc->dlid_path_bits;
-	a->port_num = port;
 	if (port != 1) {
 		errno = EINVAL;
 		return -1;
 	}
-	if (!(wc->wc_flags & IBV_WC_GRH))
-		return 0;
-	a->is_global = 1;
-	if (grh_is_ipv4(grh)) {
-		const struct iphdr *ip = (const void *)((const uint8_t *)grh + 20);
-
-		if ((be32toh(ip->daddr) >> 28) == 0xe) {
-			errno = EINVAL;
-			return -1;
-		}
-		memset(&local, 0, sizeof(local));
-		local.raw[10] = local.raw[11] = 0xff;
-		memcpy(&local.raw[12], &ip->daddr, 4);
-		memset(&a->grh.dgid, 0, sizeof(a->grh.dgid));
-		a->grh.dgid.raw[10] = a->grh.dgid.raw[11] = 0xff;
-		memcpy(&a->grh.dgid.raw[12], &ip->saddr, 4);
-		a->grh.hop_limit = ip->ttl;
-		a->grh.traffic_class = ip->tos;
-	} else {
-		if ((be32toh(grh->version_tclass_flow) >> 28) != 6 ||
-		    grh->next_hdr != IPPROTO_UDP) {
-			errno = EPROTONOSUPPORT;
-			return -1;
-		}
-		if (grh->dgid.raw[0] == 0xff) {
-			errno = EINVAL;
-			return -1;
-		}
-		local = grh->dgid;
-		a->grh.dgid = grh->sgid;
-		a->grh.hop_limit = grh->hop_limit;
-		a->grh.traffic_class = (be32toh(grh->version_tclass_flow) >> 20) & 0xff;
+	ret = mwp_ah_attr_from_grh(wc, grh, a, &local);
+	if (ret != 0) {
+		errno = ret;
+		return -1;
 	}
+	if (!a->is_global)
+		return 0;
 	idx = gid_index(d, &local);
 	if (idx < 0)
 		return -1;

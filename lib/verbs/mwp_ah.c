@@ -6,6 +6,8 @@
  * neighbour table (ARP, ND), as a NIC does.  Multicast is not supported.
  */
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,4 +78,64 @@ mwp_destroy_ah(struct ibv_ah *ibah)
 	if (ibah == NULL)
 		return EINVAL;
 	return mwp_dev_obj_del(&to_mah(ibah)->obj);
+}
+
+/* Is the GRH area an IPv4 header after twenty bytes (RoCE v2 over
+ * IPv4)?  rdma-core's test: not version 6, or an IPv4 header of five
+ * words whose checksum holds. */
+static bool
+grh_is_ipv4(const struct ibv_grh *grh)
+{
+	const struct iphdr *ip = (const void *)((const uint8_t *)grh + 20);
+	const uint8_t *b = (const uint8_t *)ip;
+	uint32_t sum = 0;
+
+	if ((be32toh(grh->version_tclass_flow) >> 28) != 6)
+		return ip->version == 4;
+	if (ip->ihl != 5)
+		return false;
+	for (unsigned int i = 0; i < 20; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum == 0xffff;
+}
+
+int
+mwp_ah_attr_from_grh(const struct ibv_wc *wc, const struct ibv_grh *grh,
+		     struct ibv_ah_attr *a, union ibv_gid *local)
+{
+	memset(a, 0, sizeof(*a));
+	memset(local, 0, sizeof(*local));
+	a->grh.flow_label = be32toh(grh->version_tclass_flow) & 0xfffff;
+	a->dlid = wc->slid;
+	a->sl = wc->sl;
+	a->src_path_bits = wc->dlid_path_bits;
+	a->port_num = 1;
+	if (!(wc->wc_flags & IBV_WC_GRH))
+		return 0;
+	a->is_global = 1;
+	if (grh_is_ipv4(grh)) {
+		const struct iphdr *ip = (const void *)((const uint8_t *)grh + 20);
+
+		if ((be32toh(ip->daddr) >> 28) == 0xe)
+			return EINVAL;
+		local->raw[10] = local->raw[11] = 0xff;
+		memcpy(&local->raw[12], &ip->daddr, 4);
+		memset(&a->grh.dgid, 0, sizeof(a->grh.dgid));
+		a->grh.dgid.raw[10] = a->grh.dgid.raw[11] = 0xff;
+		memcpy(&a->grh.dgid.raw[12], &ip->saddr, 4);
+		a->grh.hop_limit = ip->ttl;
+		a->grh.traffic_class = ip->tos;
+		return 0;
+	}
+	if ((be32toh(grh->version_tclass_flow) >> 28) != 6 || grh->next_hdr != IPPROTO_UDP)
+		return EPROTONOSUPPORT;
+	if (grh->dgid.raw[0] == 0xff)
+		return EINVAL;
+	*local = grh->dgid;
+	a->grh.dgid = grh->sgid;
+	a->grh.hop_limit = grh->hop_limit;
+	a->grh.traffic_class = (be32toh(grh->version_tclass_flow) >> 20) & 0xff;
+	return 0;
 }

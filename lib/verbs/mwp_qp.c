@@ -31,7 +31,8 @@ mwp_create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a)
 struct ibv_qp *
 mwp_create_qp_num(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 {
-	if (qpn < 2 || qpn > ROCE_PSN_MASK)
+	/* QP0 does not exist on RoCE; QP1, the GSI, is a UD QP (the CM's) */
+	if (qpn < 1 || qpn > ROCE_PSN_MASK || (qpn == 1 && a != NULL && a->qp_type != IBV_QPT_UD))
 		return mwp_null_errno(EINVAL);
 	return create_qp(ibpd, a, qpn);
 }

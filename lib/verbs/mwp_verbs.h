@@ -218,6 +218,20 @@ struct ibv_ah *mwp_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr);
 int mwp_destroy_ah(struct ibv_ah *ah);
 
 /**
+ * The address that answers a UD receive, read from its completion and its
+ * 40-byte GRH area as rdma-core reads a RoCE v2 one (an IPv4 header in
+ * its last 20 bytes, or an IPv6 header): ibv_init_ah_from_wc's attributes
+ * for port 1 (grh.sgid_index left 0) and the GID the frame was sent to
+ * (*local, to find that index).  Without IBV_WC_GRH, no GRH (is_global 0).
+ *
+ * @return
+ *   0, EINVAL (sent to a multicast address), EPROTONOSUPPORT (the area
+ *   holds neither IP header).
+ */
+int mwp_ah_attr_from_grh(const struct ibv_wc *wc, const struct ibv_grh *grh,
+			 struct ibv_ah_attr *attr, union ibv_gid *local);
+
+/**
  * ibv_create_srq: a shared receive queue of attr->attr.max_wr receives
  * (at most 65536) of attr->attr.max_sge entries (at most 16), which any
  * thread may post to (ibv_post_srq_recv) and every QP attached takes
@@ -259,11 +273,12 @@ struct ibv_qp *mwp_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
 
 /**
  * mwp_create_qp with a chosen QP number (configurations and replays of
- * captured traffic name their QPs).
+ * captured traffic name their QPs).  QP 1 is the GSI, a UD QP: a port's
+ * connection manager makes it (mwp_cm.h).
  *
  * @return
- *   The QP, or NULL with errno EEXIST (number in use), EINVAL (0, 1, above
- *   24 bits, or as mwp_create_qp), ENOMEM.
+ *   The QP, or NULL with errno EEXIST (number in use), EINVAL (0, 1 but
+ *   for UD, above 24 bits, or as mwp_create_qp), ENOMEM.
  */
 struct ibv_qp *mwp_create_qp_num(struct ibv_pd *pd, struct ibv_qp_init_attr *attr,
 				 uint32_t qpn);
