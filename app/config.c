@@ -235,28 +235,38 @@ port_mtu(const char *v, void *obj, char *err, size_t errlen)
 
 	if (*v == '\0' || *end != '\0' || !mwp_mtu_valid(mtu))
 		APP_KEY_FAIL("'%s' is not a RoCE path MTU (256, 512, 1024, 2048, 4096)", v);
-	((struct mwp_port_conf *)obj)->mtu = (uint16_t)mtu;
+	((struct app_port *)obj)->conf.mtu = (uint16_t)mtu;
+	return 0;
+}
+
+static int
+port_cm(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+		APP_KEY_FAIL("'%s' is not on or off", v);
+	((struct app_port *)obj)->cm_off = strcmp(v, "off") == 0;
 	return 0;
 }
 
 /* Probes are counted in a byte; the neighbour table is searched linearly
  * (a few hosts on a link, not a data centre). */
 static const struct app_key port_keys[] = {
-	APP_KEY_ADDR(struct mwp_port_conf, "mac", APP_KEY_MAC, mac, -1),
-	APP_KEY_ADDR(struct mwp_port_conf, "ipv4", APP_KEY_IPV4, ipv4,
-		     APP_HAS(struct mwp_port_conf, has_ipv4)),
-	APP_KEY_ADDR(struct mwp_port_conf, "ipv6", APP_KEY_IPV6, ipv6,
-		     APP_HAS(struct mwp_port_conf, has_ipv6)),
+	APP_KEY_ADDR(struct app_port, "mac", APP_KEY_MAC, conf.mac, -1),
+	APP_KEY_ADDR(struct app_port, "ipv4", APP_KEY_IPV4, conf.ipv4,
+		     APP_HAS(struct app_port, conf.has_ipv4)),
+	APP_KEY_ADDR(struct app_port, "ipv6", APP_KEY_IPV6, conf.ipv6,
+		     APP_HAS(struct app_port, conf.has_ipv6)),
 	APP_KEY_READER("mtu", port_mtu),
-	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_reachable_ms", neigh.reachable_ms, 1,
+	APP_KEY_READER("cm", port_cm),
+	APP_KEY_DECIMAL(struct app_port, "neigh_reachable_ms", conf.neigh.reachable_ms, 1,
 			10000000, "a number from 1 to 10000000"),
-	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_probe_ms", neigh.probe_ms, 1, 10000000,
+	APP_KEY_DECIMAL(struct app_port, "neigh_probe_ms", conf.neigh.probe_ms, 1, 10000000,
 			"a number from 1 to 10000000"),
-	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_probes", neigh.max_probes, 1, 255,
+	APP_KEY_DECIMAL(struct app_port, "neigh_probes", conf.neigh.max_probes, 1, 255,
 			"a number from 1 to 255"),
-	APP_KEY_DECIMAL(struct mwp_port_conf, "neigh_size", neigh_size, 1, 4096,
+	APP_KEY_DECIMAL(struct app_port, "neigh_size", conf.neigh_size, 1, 4096,
 			"a number from 1 to 4096"),
-	APP_KEY_DECIMAL(struct mwp_port_conf, "ctrl_rate", ctrl_rate, 1, 10000000,
+	APP_KEY_DECIMAL(struct app_port, "ctrl_rate", conf.ctrl_rate, 1, 10000000,
 			"a number from 1 to 10000000"),
 };
 
@@ -372,7 +382,7 @@ app_config_load(const char *file, struct app_config *cfg)
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->file = file;
 	for (unsigned int i = 0; i < RTE_MAX_ETHPORTS; i++)
-		cfg->port[i].mtu = APP_DEFAULT_MTU;
+		cfg->port[i].conf.mtu = APP_DEFAULT_MTU;
 
 	f = fopen(file, "r");
 	if (f == NULL) {
@@ -434,11 +444,19 @@ out:
 	return ret;
 }
 
+bool
+app_config_port_cm(const struct app_config *cfg, unsigned int port)
+{
+	const struct app_port *p = &cfg->port[port];
+
+	return !p->cm_off && (p->conf.has_ipv4 || p->conf.has_ipv6);
+}
+
 void
 app_config_port(const struct app_config *cfg, unsigned int port,
 		struct mwp_port_conf *out)
 {
-	*out = cfg->port[port];
+	*out = cfg->port[port].conf;
 	out->guess_threshold = cfg->guess_threshold;
 	out->guess_block_ms = cfg->guess_block_ms;
 }

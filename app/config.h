@@ -155,11 +155,18 @@ struct app_device {
 					 * server) is tried again */
 };
 
+/** A [port N] section: the library's port settings, and whether the port
+ *  gets a connection manager (QP1). */
+struct app_port {
+	struct mwp_port_conf conf;
+	bool cm_off;			/**< cm = off */
+};
+
 /** The configuration file. */
 struct app_config {
 	const char *file;			/**< where it came from */
 	bool port_present[RTE_MAX_ETHPORTS];	/**< [port N] exists */
-	struct mwp_port_conf port[RTE_MAX_ETHPORTS]; /**< its settings */
+	struct app_port port[RTE_MAX_ETHPORTS]; /**< its settings */
 	bool pd_present[APP_MAX_OBJ];		/**< [pd N] */
 	struct app_mr mr[APP_MAX_OBJ];		/**< [mr N] */
 	struct app_mw mw[APP_MAX_OBJ];		/**< [mw N] */
@@ -203,6 +210,9 @@ int app_config_apply(struct rte_cfgfile *cf, struct app_config *cfg, const char 
  *   0, or -1 after printing the error.
  */
 int app_config_load(const char *file, struct app_config *cfg);
+
+/** Whether port N has a connection manager: an address, and not cm = off. */
+bool app_config_port_cm(const struct app_config *cfg, unsigned int port);
 
 /**
  * The settings for ethdev port N: its section, or the defaults

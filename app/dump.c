@@ -361,16 +361,22 @@ jqp(const struct app_objects *o, unsigned int i)
 }
 
 struct key_list {
+	const struct app_objects *o;
 	uint32_t rkey[4096];
 	unsigned int n;
 };
 
+/* A key of one of the configuration's PDs (not of mwpath's own: the
+ * connection manager's receive region). */
 static void
 key_cb(const struct mwp_binding *b, void *arg)
 {
 	struct key_list *l = arg;
+	bool ours = false;
 
-	if (l->n < RTE_DIM(l->rkey))
+	for (unsigned int i = 0; i < APP_MAX_OBJ; i++)
+		ours |= l->o->pd[i] != NULL && l->o->pd[i]->handle == b->pd;
+	if (ours && l->n < RTE_DIM(l->rkey))
 		l->rkey[l->n++] = b->rkey;
 }
 
@@ -382,13 +388,14 @@ cmp_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* every live R_Key, in increasing order */
+/* every live R_Key of the configuration's PDs, in increasing order */
 static json_t *
 jlive_keys(const struct app_objects *o)
 {
 	static struct key_list l;
 	json_t *a = json_array();
 
+	l.o = o;
 	l.n = 0;
 	mwp_device_keys_walk(o->ctx, key_cb, &l);
 	qsort(l.rkey, l.n, sizeof(l.rkey[0]), cmp_u32);

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "dump.h"
 #include "telemetry.h"
+#include "cm.h"
 #include "objects.h"
 #include "mwp_pmd.h"
 #include "options.h"
@@ -46,6 +47,7 @@ struct monitor {
 	struct app_run *run;
 	const struct app_options *opt;
 	struct app_objects *objs;
+	struct app_cm *cm;
 	uint64_t next_stats;
 	struct app_interval iv;		/* --stats-interval: the last lines */
 };
@@ -58,6 +60,7 @@ monitor_tick(void *arg)
 
 	/* completions, and the send rings' deferred work */
 	app_objects_collect(m->objs);
+	app_cm_tick(m->cm, run);
 	if (m->opt->idle_exit_ms != 0) {
 		bool idle = app_objects_outstanding(m->objs) == 0;
 
@@ -180,9 +183,9 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 
 static int
 run_lcores(struct app_run *run, const struct app_options *opt,
-	   struct app_objects *objs)
+	   struct app_objects *objs, struct app_cm *cm)
 {
-	struct monitor mon = { .run = run, .opt = opt, .objs = objs };
+	struct monitor mon = { .run = run, .opt = opt, .objs = objs, .cm = cm };
 	unsigned int main_id = rte_get_main_lcore();
 	struct mwp_lcore *main_lc = NULL;
 	uint64_t t0 = rte_rdtsc();
@@ -228,6 +231,7 @@ main(int argc, char **argv)
 {
 	static struct app_config cfg;
 	static struct app_objects objs;
+	static struct app_cm cms;
 	struct app_options opt = { 0 };
 	struct app_run run = { .stop_reason = "error" };
 	unsigned int poll_ids[RTE_MAX_LCORE];
@@ -337,18 +341,21 @@ main(int argc, char **argv)
 		goto out_objects;
 	}
 	app_objects_print_keys(stdout, &objs);
+	if (app_cm_start(&cms, &cfg, &run, &objs) != 0)
+		goto out_objects;
 	assign_gates(&run, &objs);
 	steer(&run, &objs, opt.lcores_per_port);
 	app_telemetry_init(&run, &objs);
 
 	run.stop_reason = "stop";
-	if (run_lcores(&run, &opt, &objs) == 0)
+	if (run_lcores(&run, &opt, &objs, &cms) == 0)
 		status = EXIT_SUCCESS;
 	/* the lcores are gone: grace periods end, completions arrive */
 	for (int i = 0; i < 4; i++)
 		app_objects_collect(&objs);
 	app_print_summary(stdout, &run);
 	app_objects_print(stdout, &objs);
+	app_cm_print(stdout, &cms, &run);
 	if (opt.dump_dir != NULL && app_dump(opt.dump_dir, &objs, &run) != 0)
 		status = EXIT_FAILURE;
 out_objects:
@@ -356,6 +363,7 @@ out_ports:
 	for (uint16_t pid = 0; pid < run.nb_ports; pid++)
 		mwp_ethdev_close(pid);
 	/* QPs leave their ports' tables and engines: before those go */
+	app_cm_stop(&cms, &run);
 	app_objects_destroy(&objs);
 	for (unsigned int l = 0; l < run.nb_lcores; l++)
 		mwp_lcore_fini(&run.lcores[l]);

@@ -706,6 +706,9 @@ keys = sequential
 mac = %s
 ipv4 = %s
 mtu = 1024
+; the capture's CM handshake was another exchange's (and its peer is never
+; heard on ARP): this case is the responder's
+cm = off
 
 [pd 0]
 
@@ -752,6 +755,71 @@ recv = 1x64
     }}
 
 
+CM_REJECT_CAPTURE = "rxe-cm/reject-v4.pcap"
+
+
+def cm_no_listener_case(captures):
+    """QP1 on a port where nothing listens: Linux's own CM (rxe, kernel
+    6.1) connecting to it, replayed from ../shared/captures.  Its REQ (a
+    256-byte MAD in a UD SEND ONLY to QP1) gets what the kernel's CM gave
+    it in the same capture: a REJ with the REQ's transaction ID, local
+    communication ID 0, the REQ's local ID as the remote one, message
+    rejected REQ (0), reason 8, invalid service ID (IBA 12.6.7, table 109).
+    It leaves as QP1's first UD send: PSN 0, DETH Q_Key 0x80010000 and
+    source QP 1, UDP source port 0xc000 | QPN, the TTL and TOS the REQ
+    came with.  The ARP request before it gets its reply, and its sender
+    a STALE entry in the neighbour table, which a QP sending to it
+    confirms by a unicast probe first (docs/control-path.md); the real
+    host's ARP reply in the capture is for another host (control, no
+    answer), its REJ for another MAC."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import ARP, Ether
+    from scapy.utils import RawPcapReader
+    frames = [Ether(d) for d, _ in RawPcapReader(os.path.join(captures, CM_REJECT_CAPTURE))]
+    arp = next(f for f in frames if ARP in f and f[ARP].op == 1)
+    req = next(f for f in frames if UDP in f and f[UDP].dport == 4791 and
+               bytes(f[UDP].payload)[0] == 0x64)
+    port_mac, peer_mac = req[Ether].dst, req[Ether].src
+    port_ip, peer_ip = req[IP].dst, req[IP].src
+    r = bytes(req[UDP].payload)
+    assert int.from_bytes(r[5:8], "big") == 1, "the REQ goes to QP1"
+    mad = r[20:20 + 256]
+    assert mad[:4] == b"\x01\x07\x02\x03" and mad[16:18] == b"\x00\x10", "a CM REQ"
+    rej = bytearray(256)
+    rej[:4] = b"\x01\x07\x02\x03"          # base version, CM class v2, Send
+    rej[8:16] = mad[8:16]                   # the REQ's transaction ID
+    rej[16:18] = b"\x00\x12"                # REJ
+    rej[24:28] = bytes(4)                   # local comm ID: none
+    rej[28:32] = mad[24:28]                 # remote: the REQ's local
+    rej[32] = 0 << 6                        # message rejected: REQ
+    rej[34:36] = (8).to_bytes(2, "big")     # invalid service ID
+    out = [
+        Ether(src=port_mac, dst=peer_mac) /
+        ARP(op=2, hwsrc=port_mac, psrc=port_ip, hwdst=peer_mac, pdst=peer_ip),
+        Ether(src=port_mac, dst=peer_mac) /
+        ARP(op=1, hwsrc=port_mac, psrc=port_ip, hwdst="00:00:00:00:00:00", pdst=peer_ip),
+        roce.frame(0x64, 1, 0, payload=bytes(rej), src=port_ip, dst=peer_ip,
+                   smac=port_mac, dmac=peer_mac, sport=0xc000 | 1, tos=req[IP].tos,
+                   ttl=req[IP].ttl,
+                   eh={"deth": {"qkey": 0x80010000, "sqpn": 1}}),
+    ]
+    cfg = """; the passive side of ../shared/captures/%s, where nothing listens
+[port 0]
+mac = %s
+ipv4 = %s
+mtu = 1024
+""" % (CM_REJECT_CAPTURE, port_mac, port_ip)
+    n_in = len(frames)
+    return {"config": cfg, "input": "captures/" + CM_REJECT_CAPTURE,
+            "out": [bytes(f) if not isinstance(f, bytes) else f for f in out],
+            "expect": {
+                # both ARP frames: control; the REQ: QP1's; the kernel's
+                # REJ: another host's
+                "port": {"packets in": n_in, "packets out": len(out), "control": 2,
+                         "accepted": 1, "drop": {"not_for_us": n_in - 3}},
+            }}
+
+
 def all_cases(captures):
     c = vector_cases()
     c["zero_based_window"] = zero_based_case()
@@ -767,6 +835,7 @@ def all_cases(captures):
     c["local_bad_responses"] = local_bad_responses_case()
     c["local_ipv6_write_with_imm"] = local_ipv6_write_case()
     c["connectx_write_read_replay"] = capture_case(captures)
+    c["cm_req_with_no_listener_rejected"] = cm_no_listener_case(captures)
     return c
 
 

@@ -308,7 +308,8 @@ class Cli(TmpDirCase):
             for k in ("sq_psn", "req_next_psn", "req_unacked_psn"):
                 self.assertEqual(qp[k], "0x000000", k)
             keys = ask("/mwpath/keys")
-            self.assertEqual(keys["live"], 2)           # the region and the receives' buffer
+            # the region, the receives' buffer and the CM's receive region (QP1)
+            self.assertEqual(keys["live"], 3)
             self.assertEqual(keys["0x00000100"]["kind"], "mr")
             self.assertEqual(keys["0x00000100"]["rkey"], "0x00000100")
             self.assertEqual(keys["0x00000100"]["va"], "0x10000")
@@ -330,14 +331,14 @@ class Cli(TmpDirCase):
             self.assertIn(neigh["192_0_2_2"]["state"], ("stale", "reachable"))
             self.assertGreaterEqual(neigh["learned"], 1)
             self.assertIn("port0", ask("/mwpath/neigh"))
-            # per lcore: its packets and rate, and the QP its engine owns
+            # per lcore: its packets and rate, and the QPs its engine owns
             lcores = ask("/mwpath/lcores")
             self.assertEqual(len(lcores), 1, lcores)
             (name, lc), = lcores.items()
             self.assertEqual(name, "lcore%d" % lc["lcore"])
             self.assertGreater(lc["rx_pkts"], 0)
             self.assertIn("rx_pps", lc)
-            self.assertEqual(lc["qps_owned"], 1)
+            self.assertEqual(lc["qps_owned"], 2, "QP 0x11 and QP1, the CM's")
             self.assertEqual((lc["handoffs_out"], lc["handoffs_in"]), (0, 0))
             self.assertEqual(ask("/mwpath/qp,0x11")["lcore"], lc["lcore"])
             # the one refused request (the window's key, after its
