@@ -20,6 +20,7 @@ pkgs=(
 	# build
 	gcc pkg-config meson ninja-build
 	dpdk-dev libdpdk-dev libibverbs-dev libpcap-dev
+	librdmacm-dev    # the RDMA CM's API, which the libibverbs device gives (docs/cm.md)
 	libisal-dev      # ICRC: ISA-L's carry-less-multiply CRC-32 (see lib/wire/roce_icrc.h)
 	libjansson-dev   # JSON written with a library (bench results, the app's files)
 	# tests
@@ -30,6 +31,7 @@ pkgs=(
 	clang            # libFuzzer target
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
 	python3-pyverbs		# ... and rdma-core's own tests
+	rdmacm-utils		# rping, ucmatose, udaddy, riostream: librdmacm programs on it
 	ucx-utils openmpi-bin libopenmpi-dev	# UCX (ucx_perftest) and Open MPI over UCX on it
 	qemu-system-x86 busybox-static cpio kmod	# the rxe guest of test/interop/
 )

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "mwp_pmd.h"
 #include "mwpath.h"
+#include "mwp_cm.h"
 
 /* Reader id of the thread that polls in the program's calls: above any
  * EAL lcore id. */
@@ -73,6 +74,12 @@ struct mwp_ibv_dev {
 	} reported[MWP_IBV_REPORTED];
 	pthread_mutex_t poll;		/* one poller at a time */
 	uint64_t app_poll_tsc;		/* when the program last polled a CQ */
+	/* the port's connection manager (QP1) and the thread that runs it */
+	bool cm_on;			/* the port has an address, not cm = off */
+	struct mwp_cm *cm;
+	pthread_t cm_thread;
+	bool has_cm_thread;
+	bool cm_stop;			/* the CM thread ends (at exit) */
 };
 
 /** An int verb's answer: libibverbs returns the errno value, and
@@ -188,6 +195,12 @@ void mwp_ibv_async_forget(struct mwp_ibv_dev *d, const void *obj, pthread_mutex_
  *  Returns the work done: 0 when idle or busy elsewhere (or when an
  *  lcore of the device's polls). */
 unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);
+
+/* ---- the RDMA CM (mwp_rdmacm.c) ---- */
+
+/** The CM's events of d, into the librdmacm face's channels (the CM
+ *  thread, after each mwp_cm_progress). */
+void mwp_rdmacm_events(struct mwp_ibv_dev *d);
 
 /** The extended op behind ibv_create_srq_ex for what its inline does
  *  not turn into ibv_create_srq (mwp_ibv_ud.c). */

@@ -89,6 +89,7 @@ read_config(void)
 		d->conf = cfg.device[i];
 		d->sequential_keys = cfg.sequential_keys;
 		app_config_port(&cfg, d->conf.port, &d->pc);
+		d->cm_on = app_config_port_cm(&cfg, d->conf.port);
 		snprintf(d->dev.name, sizeof(d->dev.name), "mwpath%u", i);
 		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "mwpath%u", i);
 		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "%s", file);
@@ -301,6 +302,9 @@ stop_ports(void)
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
 		if (d->has_thread)
 			pthread_join(d->thread, NULL);
+		__atomic_store_n(&d->cm_stop, true, __ATOMIC_RELAXED);
+		if (d->has_cm_thread)
+			pthread_join(d->cm_thread, NULL);
 		if (d->conf.progress == APP_PROGRESS_LCORE)
 			rte_eal_wait_lcore(d->lcore);
 		if (getenv("MWPATH_STATS") != NULL)
@@ -367,6 +371,27 @@ progress_thread(void *arg)
 			usleep(sleep_us);
 			sleep_us = RTE_MIN(sleep_us * 2, (unsigned int)IDLE_MAX_US);
 		}
+	}
+	return NULL;
+}
+
+/* The CM's thread: QP1's MADs and the CM's timers every CM_TICK_US, and
+ * its events to the programs' RDMA CM channels.  With progress = calls
+ * it runs the datapath too: a program waiting in rdma_get_cm_event makes
+ * no verbs calls, and the peer's REQ must still be taken. */
+#define CM_TICK_US	500
+
+static void *
+cm_thread(void *arg)
+{
+	struct mwp_ibv_dev *d = arg;
+
+	while (!__atomic_load_n(&d->cm_stop, __ATOMIC_RELAXED)) {
+		if (d->conf.progress == APP_PROGRESS_CALLS)
+			mwp_ibv_progress(d);
+		if (mwp_cm_progress(d->cm, rte_rdtsc()) != 0)
+			mwp_rdmacm_events(d);
+		usleep(CM_TICK_US);
 	}
 	return NULL;
 }
@@ -535,6 +560,17 @@ start_device(struct mwp_ibv_dev *d)
 		if (ret != 0)
 			return -ret;
 		mwp_reader_offline(d->ctx, MWP_IBV_READER);
+	}
+	/* QP1: the port answers the CM from now on (docs/cm.md) */
+	if (d->cm_on) {
+		d->cm = mwp_cm_create(d->ctx, d->port, NULL);
+		if (d->cm == NULL) {
+			fprintf(stderr, "mwpath-ibverbs: %s: no connection manager: %s\n",
+				d->dev.name, strerror(errno));
+		} else if (pthread_create(&d->cm_thread, NULL, cm_thread, d) == 0) {
+			pthread_setname_np(d->cm_thread, "mwpath-cm");
+			d->has_cm_thread = true;
+		}
 	}
 	if (d->conf.progress == APP_PROGRESS_THREAD) {
 		ret = pthread_create(&d->thread, NULL, progress_thread, d);

@@ -340,6 +340,14 @@ mwp_cm_id_context(const struct mwp_cm_id *id)
 	return id->context;
 }
 
+void
+mwp_cm_id_set_context(struct mwp_cm_id *id, void *context)
+{
+	pthread_mutex_lock(&id->cm->lock);
+	id->context = context;
+	pthread_mutex_unlock(&id->cm->lock);
+}
+
 uint64_t
 mwp_cm_ca_guid(const struct mwp_cm *cm)
 {

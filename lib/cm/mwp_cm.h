@@ -183,6 +183,10 @@ int mwp_cm_destroy_id(struct mwp_cm_id *id);
 /** An id's context. */
 void *mwp_cm_id_context(const struct mwp_cm_id *id);
 
+/** Give an id (a new one of a REQ event: the listener's) a context of its
+ *  own, which its later events carry. */
+void mwp_cm_id_set_context(struct mwp_cm_id *id, void *context);
+
 /** The CA GUID the CM sends (its REQs' and REPs'). */
 uint64_t mwp_cm_ca_guid(const struct mwp_cm *cm);
 

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""librdmacm programs on mwpath (docs/cm.md): Debian's unmodified rping,
+ucmatose, udaddy, rdma_server/rdma_client and perftest's -R between two
+mwpath devices, two processes joined by net_memif, each through
+mwpath-run.  They find each other by IP address alone: the RDMA CM's
+REQ/REP/RTU (SIDR for UD) on QP1, then their own traffic.  Every tool must
+exit 0 on both sides, and print what shows its data went through (rping
+-V checks every byte).  A connection to a port nobody listens on is
+REJECTED with reason 8 (invalid service ID), as against a kernel peer.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import SRC, hung_state  # noqa: E402
+from test_verbs_device import (EAL, ENV, LIBRDMACM, RUN, SHIM, config,  # noqa: E402
+                               objdump_functions)
+
+TIMEOUT = 90
+
+
+class Pair(unittest.TestCase):
+    """A server and a client mwpath device on one memif link."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        sock = os.path.join(cls.tmp.name, "memif.sock")
+        cls.server = os.path.join(cls.tmp.name, "server.ini")
+        cls.client = os.path.join(cls.tmp.name, "client.ini")
+        config(cls.server, "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1",
+               eal=EAL + " --vdev=net_memif0,role=server,socket=" + sock)
+        config(cls.client, "02:00:00:00:00:02", "192.0.2.2", "2001:db8::2",
+               eal=EAL + " --vdev=net_memif0,role=client,socket=" + sock)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def pair(self, server, client, wait=1.5):
+        """server's command, then (after wait s) client's: both results."""
+        srv = subprocess.Popen([RUN, "-c", self.server, "--"] + server, env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(wait)
+        cli = subprocess.Popen([RUN, "-c", self.client, "--"] + client, env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            cout, cerr = cli.communicate(timeout=TIMEOUT)
+            out, err = srv.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            hung = "\n".join("%s: %s" % (name, hung_state(p.pid) if p.poll() is None
+                                          else "(exited %d)" % p.returncode)
+                             for name, p in (("server", srv), ("client", cli)))
+            outs = []
+            for p in (srv, cli):
+                p.kill()
+                outs.append("".join(p.communicate()))
+            self.fail("%s hung:\n%s\nserver said:\n%s\nclient said:\n%s"
+                      % (" ".join(client), hung, outs[0], outs[1]))
+        finally:
+            for p in (srv, cli):
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+        return (srv.returncode, out, err), (cli.returncode, cout, cerr)
+
+    def assert_both_ok(self, s, c):
+        for name, (rc, out, err) in (("server", s), ("client", c)):
+            self.assertEqual(rc, 0, "%s: exit %d\n%s\n%s" % (name, rc, out, err))
+
+    def test_rping_verifies_a_thousand_pings(self):
+        s, c = self.pair(["rping", "-s", "-a", "192.0.2.1", "-V", "-C", "1000"],
+                         ["rping", "-c", "-a", "192.0.2.1", "-V", "-C", "1000"])
+        self.assert_both_ok(s, c)
+        self.assertIn("server DISCONNECT EVENT", s[1] + s[2])
+
+    def test_rping_over_ipv6(self):
+        s, c = self.pair(["rping", "-s", "-a", "2001:db8::1", "-v", "-C", "10"],
+                         ["rping", "-c", "-a", "2001:db8::1", "-v", "-C", "10"])
+        self.assert_both_ok(s, c)
+        pings = re.findall(r"^ping data: rdma-ping-(\d+)", c[1], re.M)
+        self.assertEqual(pings, [str(i) for i in range(10)], c[1])
+
+    def test_ucmatose_one_and_several_connections(self):
+        for n in ("1", "8"):
+            s, c = self.pair(["ucmatose", "-c", n, "-C", "20"],
+                             ["ucmatose", "-s", "192.0.2.1", "-c", n, "-C", "20"])
+            self.assert_both_ok(s, c)
+            for side in (s, c):
+                self.assertIn("data transfers complete", side[1])
+                self.assertIn("return status 0", side[1])
+
+    def test_udaddy(self):
+        s, c = self.pair(["udaddy", "-C", "20"], ["udaddy", "-s", "192.0.2.1", "-C", "20"])
+        self.assert_both_ok(s, c)
+        for side in (s, c):
+            self.assertIn("data transfers complete", side[1])
+
+    def test_rdma_server_and_rdma_client(self):
+        s, c = self.pair(["rdma_server"], ["rdma_client", "-s", "192.0.2.1"])
+        self.assert_both_ok(s, c)
+        self.assertIn("rdma_server: end 0", s[1])
+        self.assertIn("rdma_client: end 0", c[1])
+
+    def perftest(self, *cmd):
+        s, c = self.pair(list(cmd) + ["-R", "-d", "mwpath0"],
+                         list(cmd) + ["-R", "-d", "mwpath0", "192.0.2.1"])
+        self.assert_both_ok(s, c)
+        rows = re.findall(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s*$", c[1], re.M)
+        self.assertTrue(rows, c[1])
+        self.assertGreater(float(rows[0][3]), 0, c[1])
+
+    def test_ib_write_bw_over_the_rdma_cm(self):
+        self.perftest("ib_write_bw", "-n", "2000")
+
+    def test_ib_send_bw_on_ud_over_the_rdma_cm(self):
+        # as test_verbs_device's: no more sends than the receiver has
+        # receives posted (UD drops what finds none, and perftest's
+        # receiver waits for every one)
+        self.perftest("ib_send_bw", "-c", "UD", "-n", "500")
+
+    def test_a_port_nobody_listens_on_is_rejected_invalid_service_id(self):
+        # the server side opens its device (QP1 answers) and listens on
+        # no RDMA CM port: a pingpong waiting for its TCP peer
+        s, c = self.pair(["timeout", "6", "ibv_rc_pingpong", "-d", "mwpath0", "-g", "0",
+                          "-p", "18519"],
+                         ["rping", "-c", "-a", "192.0.2.1", "-C", "1", "-v"])
+        self.assertNotEqual(c[0], 0)
+        self.assertIn("RDMA_CM_EVENT_REJECTED, error 8", c[1] + c[2])
+
+
+class Exports(unittest.TestCase):
+    def test_every_librdmacm_function_is_defined_or_listed_with_a_reason(self):
+        exported = objdump_functions(LIBRDMACM)
+        ours = objdump_functions(SHIM)
+        listed = set()
+        with open(os.path.join(SRC, "provider", "not-interposed-rdmacm.txt")) as f:
+            for line in f:
+                line = line.split("#")[0].strip()
+                if line:
+                    listed.add(line)
+        self.assertEqual(sorted(exported - ours - listed), [],
+                         "neither defined by libmwpath-ibverbs.so nor listed")
+        self.assertEqual(sorted(listed - exported), [], "listed but not in librdmacm")
+        self.assertEqual(sorted(listed & ours), [], "listed but defined")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
