@@ -49,4 +49,6 @@ printf '[device 0]\neal = --no-huge --no-pci --no-shconf -m 256 --vdev=net_null0
 /usr/bin/python3 bench/pcap_rate.py "$build" 3 3 "${quick[@]}" --json "$out/pcap_rate.json"
 /usr/bin/python3 bench/perftest_rate.py "$build" 3 "${quick[@]}" --json "$out/perftest_rate.json" ||
 	echo "# perftest_rate: a test failed (see above)"
+/usr/bin/python3 bench/cm_rate.py "$build" 3 "${quick[@]}" --json "$out/cm_rate.json" ||
+	echo "# cm_rate: a run failed (see above)"
 /usr/bin/python3 bench/plot.py "$out"/*.json -o "$out"

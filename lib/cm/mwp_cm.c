@@ -57,8 +57,8 @@ mwp_cm_create(struct ibv_context *ctx, struct mwp_port *port, const struct mwp_c
 	err = cm->ids == NULL ? ENOMEM :
 	      cm_event_init(cm, a->event_depth != 0 ? a->event_depth : 1024);
 	if (err == 0) {
-		cm->gsi = cm_gsi_create(ctx, port, a->recv_depth != 0 ? a->recv_depth : 256,
-					a->send_depth != 0 ? a->send_depth : 128);
+		cm->gsi = cm_gsi_create(ctx, port, a->recv_depth != 0 ? a->recv_depth : 1024,
+					a->send_depth != 0 ? a->send_depth : 256);
 		if (cm->gsi == NULL)
 			err = errno;
 	}

@@ -42,8 +42,9 @@ struct mwp_cm_attr {
 	uint32_t max_ids;	/**< connections, listeners and SIDRs at once;
 				 *   0: 1024 */
 	uint32_t recv_depth;	/**< MADs QP1 can hold before the CM takes
-				 *   them; 0: 256 */
-	uint32_t send_depth;	/**< MADs on their way out; 0: 128 */
+				 *   them; 0: 1024 */
+	uint32_t send_depth;	/**< MADs on their way out (four times as
+				 *   many more wait for room); 0: 256 */
 	uint32_t event_depth;	/**< events waiting for the program; 0: 1024 */
 	uint32_t timewait_ms;	/**< how long a closed connection's IDs stay
 				 *   reserved (stale messages); 0: 1000 */
@@ -210,7 +211,8 @@ struct mwp_cm_stats {
 					 *   the spec says: REJ, DREP) */
 	uint64_t out_of_state;		/**< for an id in a state that cannot take it */
 	uint64_t event_full;		/**< dropped: the event queue was full */
-	uint64_t send_full;		/**< not sent: no send slot (a retry will) */
+	uint64_t send_full;		/**< not sent: no send slot and the queue
+					 *   of those waiting full (a retry will) */
 };
 
 /** A copy of the CM's counters. */

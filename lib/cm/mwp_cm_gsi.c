@@ -5,7 +5,10 @@
  * each) posted in one region and posted again as soon as a MAD is taken,
  * and a ring of send slots for the MADs going out.  Every MAD leaves with
  * a copy of its address handle (a UD send keeps one), so the handle is
- * destroyed as soon as the send is posted.
+ * destroyed as soon as the send is posted.  A MAD that finds every slot
+ * taken (a burst of connects, an answer to each of a flood of REQs) waits
+ * in a FIFO of its own, posted as sends complete; only when that is full
+ * too is it dropped (counted: the peer's retry or ours brings it back).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,6 +25,12 @@
 /* wr_id of a send: this bit and the slot */
 #define WR_SEND (UINT64_C(1) << 63)
 
+/* A MAD waiting for a send slot. */
+struct pending {
+	struct ibv_ah_attr av;
+	uint8_t mad[ROCE_MAD_BYTES];
+};
+
 struct mwp_cm_gsi {
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
@@ -31,6 +40,8 @@ struct mwp_cm_gsi {
 	uint32_t recv_depth, send_depth;
 	uint32_t *free_slots;	/* a stack of free send slots */
 	uint32_t nb_free;
+	struct pending *wait;	/* MADs waiting for a slot: a FIFO */
+	uint32_t wait_size, wait_head, wait_count;
 };
 
 static uint8_t *
@@ -91,6 +102,7 @@ cm_gsi_destroy(struct mwp_cm_gsi *g)
 		mwp_dealloc_pd(g->pd);
 	free(g->buf);
 	free(g->free_slots);
+	free(g->wait);
 	free(g);
 }
 
@@ -111,7 +123,9 @@ cm_gsi_create(struct ibv_context *ctx, struct mwp_port *port, uint32_t recv_dept
 	g->send_depth = send_depth;
 	g->buf = aligned_alloc(64, RTE_ALIGN(len, 64));
 	g->free_slots = calloc(send_depth, sizeof(*g->free_slots));
-	if (g->buf == NULL || g->free_slots == NULL)
+	g->wait_size = 4 * send_depth;
+	g->wait = calloc(g->wait_size, sizeof(*g->wait));
+	if (g->buf == NULL || g->free_slots == NULL || g->wait == NULL)
 		goto fail;
 	memset(g->buf, 0, len);
 	for (uint32_t i = 0; i < send_depth; i++)
@@ -144,6 +158,52 @@ fail:
 	return mwp_null_errno(err);
 }
 
+/* Post one MAD in a free slot: 0 or the errno. */
+static int
+post_mad(struct mwp_cm_gsi *g, const struct ibv_ah_attr *av, const uint8_t *mad)
+{
+	struct ibv_ah_attr a = *av;
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+				  .num_sge = 1 }, *bad;
+	struct ibv_sge sge;
+	struct ibv_ah *ah;
+	uint32_t slot;
+	int ret;
+
+	ah = mwp_create_ah(g->pd, &a);
+	if (ah == NULL)
+		return errno;
+	slot = g->free_slots[--g->nb_free];
+	memcpy(send_buf(g, slot), mad, ROCE_MAD_BYTES);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)send_buf(g, slot), .length = ROCE_MAD_BYTES,
+				.lkey = g->mr->lkey };
+	wr.wr_id = WR_SEND | slot;
+	wr.sg_list = &sge;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = ROCE_GSI_QPN;
+	wr.wr.ud.remote_qkey = ROCE_GSI_QKEY;
+	ret = ibv_post_send(g->qp, &wr, &bad);
+	if (ret != 0)
+		g->free_slots[g->nb_free++] = slot;
+	/* the send keeps its own copy of the address */
+	mwp_destroy_ah(ah);
+	return ret;
+}
+
+/* The MADs waiting, into the slots sends freed. */
+static void
+flush_waiting(struct mwp_cm_gsi *g)
+{
+	while (g->wait_count != 0 && g->nb_free != 0) {
+		struct pending *p = &g->wait[g->wait_head];
+
+		if (post_mad(g, &p->av, p->mad) != 0)
+			MWP_LOG(ERR, "CM: a waiting MAD could not be sent");
+		g->wait_head = (g->wait_head + 1) % g->wait_size;
+		g->wait_count--;
+	}
+}
+
 /* A receive's sender from its GRH area: the address QP1 answers. */
 static bool
 rx_from(struct mwp_cm_gsi *g, const struct ibv_wc *wc, struct cm_rx *rx)
@@ -168,6 +228,7 @@ cm_gsi_poll(struct mwp_cm_gsi *g, unsigned int max,
 	int n;
 
 	while (mads < max && (n = ibv_poll_cq(g->cq, 16, wc)) > 0) {
+		flush_waiting(g);
 		for (int i = 0; i < n; i++) {
 			struct cm_rx rx;
 
@@ -188,6 +249,7 @@ cm_gsi_poll(struct mwp_cm_gsi *g, unsigned int max,
 					(unsigned int)wc[i].wr_id);
 		}
 	}
+	flush_waiting(g);
 	return mads;
 }
 
@@ -207,32 +269,15 @@ cm_gsi_path_av(const struct mwp_cm_path *path, struct ibv_ah_attr *av)
 int
 cm_gsi_send(struct mwp_cm_gsi *g, const struct ibv_ah_attr *av, const uint8_t *mad)
 {
-	struct ibv_ah_attr a = *av;
-	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
-				  .num_sge = 1 }, *bad;
-	struct ibv_sge sge;
-	struct ibv_ah *ah;
-	uint32_t slot;
-	int ret;
+	struct pending *p;
 
-	if (g->nb_free == 0)
+	if (g->nb_free != 0 && g->wait_count == 0)
+		return post_mad(g, av, mad);
+	if (g->wait_count == g->wait_size)
 		return ENOBUFS;
-	ah = mwp_create_ah(g->pd, &a);
-	if (ah == NULL)
-		return errno;
-	slot = g->free_slots[--g->nb_free];
-	memcpy(send_buf(g, slot), mad, ROCE_MAD_BYTES);
-	sge = (struct ibv_sge){ .addr = (uintptr_t)send_buf(g, slot), .length = ROCE_MAD_BYTES,
-				.lkey = g->mr->lkey };
-	wr.wr_id = WR_SEND | slot;
-	wr.sg_list = &sge;
-	wr.wr.ud.ah = ah;
-	wr.wr.ud.remote_qpn = ROCE_GSI_QPN;
-	wr.wr.ud.remote_qkey = ROCE_GSI_QKEY;
-	ret = ibv_post_send(g->qp, &wr, &bad);
-	if (ret != 0)
-		g->free_slots[g->nb_free++] = slot;
-	/* the send keeps its own copy of the address */
-	mwp_destroy_ah(ah);
-	return ret;
+	p = &g->wait[(g->wait_head + g->wait_count) % g->wait_size];
+	p->av = *av;
+	memcpy(p->mad, mad, ROCE_MAD_BYTES);
+	g->wait_count++;
+	return 0;
 }

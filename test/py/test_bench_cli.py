@@ -20,7 +20,7 @@ from common import BUILD, SRC
 
 C_BENCHES = ["bench_wire", "bench_keys", "bench_resp", "bench_lcores", "bench_keys_load",
              "mw_verbs_bench"]
-PY_BENCHES = ["pcap_rate.py", "perftest_rate.py"]
+PY_BENCHES = ["pcap_rate.py", "perftest_rate.py", "cm_rate.py"]
 TOOLS = ["compare.py", "plot.py"]
 PY = "/usr/bin/python3"
 RUN = os.path.join(BUILD, "provider", "mwpath-run")
@@ -204,6 +204,19 @@ class BenchJson(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         doc = self.check_document(out, "perftest_rate")
         self.assertIn("ratio", [x for x in doc["results"] if x["name"] == "write_64B"][0])
+
+    def test_cm_rate(self):
+        if shutil.which("cmtime") is None:
+            self.skipTest("no rdmacm-utils")
+        out = self.path("cm_rate")
+        r = run([PY, os.path.join(SRC, "bench", "cm_rate.py"), BUILD, "--quick",
+                 "--json", out], timeout=240)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        doc = self.check_document(out, "cm_rate")
+        many = [x for x in doc["results"] if x["name"] == "connect_20"][0]
+        self.assertGreater(many["connections_per_s"], 0)
+        self.assertGreater([x for x in doc["results"] if x["name"] == "connect_1"][0]
+                           ["connect_ms"], 0)
 
 
 class CompareAndPlot(unittest.TestCase):
