@@ -6,7 +6,8 @@
 # run the key-table concurrency scenario and the two-lcore ownership
 # scenario under ThreadSanitizer (build-tsan/); fuzz the parser with libFuzzer (clang, ASan+UBSan,
 # build-fuzz/) for FUZZ_SECONDS (default 30), seeded from ../shared/captures,
-# and the responder for FUZZ_RESP_RUNS inputs (default 10^6); then cross
+# the responder for FUZZ_RESP_RUNS inputs (default 10^6) and the connection
+# manager for FUZZ_CM_RUNS (default 200000); then cross
 # build for aarch64 (build-aarch64/, cross/aarch64-linux-gnu.ini, Debian's
 # arm64 packages) and run its unit tests, the pcap cases and the default
 # run under qemu-aarch64, the default run's answers compared byte for byte
@@ -111,6 +112,40 @@ run_fuzz() {
 		"$dir/fuzz-resp.log"
 	grep -E '^#[0-9]+.*DONE' "$dir/fuzz-resp.log" | tail -1
 	echo "fuzz_resp: OK"
+	passed=$((passed + 1))
+
+	# the connection manager: MADs to QP1 and a program's answers, with
+	# its oracle on ids, events and mbufs (FUZZ_CM_RUNS inputs, default
+	# 200000); first, the oracle must catch an id the harness loses
+	echo "== $dir: libFuzzer on the connection manager for ${FUZZ_CM_RUNS:-200000} inputs"
+	if ! ninja -C "$dir" test/fuzz/fuzz_cm >/dev/null; then
+		echo "fuzz_cm: FAIL (build)"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	if MWP_FUZZ_CM_BREAK=1 "$dir/test/fuzz/fuzz_cm" -seed=1 -runs=2000 \
+		-artifact_prefix="$dir/break-" >"$dir/fuzz-cm-break.log" 2>&1 ||
+	   ! grep -q 'ORACLE BREACH' "$dir/fuzz-cm-break.log"; then
+		tail -20 "$dir/fuzz-cm-break.log"
+		echo "fuzz_cm: FAIL (the oracle missed a lost id)"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	mkdir -p "$dir/corpus-cm"
+	if ! "$dir/test/fuzz/fuzz_cm" -seed=1 -max_len=512 -artifact_prefix="$dir/" \
+		-runs="${FUZZ_CM_RUNS:-200000}" -print_final_stats=1 \
+		"$dir/corpus-cm" >"$dir/fuzz-cm.log" 2>&1; then
+		grep -v '^#[0-9]' "$dir/fuzz-cm.log" | tail -60
+		echo "fuzz_cm: FAIL"
+		status=1
+		failed=$((failed + 1))
+		return
+	fi
+	grep -E '^stat::(number_of_executed_units|new_units_added|average_exec_per_sec)|^fuzz_cm:' \
+		"$dir/fuzz-cm.log"
+	echo "fuzz_cm: OK"
 	passed=$((passed + 1))
 }
 

@@ -68,8 +68,9 @@ cm_id_free(struct mwp_cm_id *id)
 uint64_t
 cm_timeout_tsc(const struct mwp_cm *cm, uint8_t t)
 {
-	/* 4.096 us * 2^t, at most 2^31 of them (IBA caps the exponent at 31) */
-	const uint64_t ns = UINT64_C(4096) << RTE_MIN(t, (uint8_t)31);
+	/* 4.096 us * 2^t, the exponent a peer gives capped at
+	 * CM_PEER_TIMEOUT_MAX: what it sends must not keep an id for days */
+	const uint64_t ns = UINT64_C(4096) << RTE_MIN(t, (uint8_t)CM_PEER_TIMEOUT_MAX);
 
 	return 2 * (ns / 1000) * (cm->hz / 1000000);
 }

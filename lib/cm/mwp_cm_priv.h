@@ -199,5 +199,9 @@ int cm_sidr_answer(struct mwp_cm_id *id, uint8_t status, const struct mwp_cm_con
 #define CM_MAX_RETRIES 15
 /* The MRA service timeout the kernel's rdma_cm sends on a duplicate REQ. */
 #define CM_MRA_TIMEOUT 24
+/* The most a peer's response or service timeout counts (2 x 4.096 us x
+ * 2^24: 137 s a try): the kernel's rdma_cm sends 20 and 24; a peer's 31
+ * would hold an id through 15 retries for days. */
+#define CM_PEER_TIMEOUT_MAX 24
 
 #endif /* MWP_CM_PRIV_H */

@@ -755,3 +755,26 @@ Test(cm, a_flood_of_reqs_is_held_to_the_backlog_and_the_rest_rejected)
 	cr_expect_eq(B.cm->nb_ids, 9);
 	mwp_destroy_qp(q);
 }
+
+Test(cm, a_peers_huge_response_timeout_is_capped_at_137_seconds_a_try)
+{
+	struct ibv_qp *q = raw_qp();
+	const struct mwp_cm_conn_param bp = { .qp_num = 0x55 };
+	uint8_t mad[ROCE_MAD_BYTES];
+	struct mwp_cm_event ev;
+	struct mwp_cm_id *l;
+
+	cr_assert_eq(mwp_cm_listen(B.cm, SID, 0, 4, NULL, &l), 0);
+	run(20);
+	mad_of(mad, ROCE_CM_REQ, 7, 0);
+	mad_put64(mad, CM_REQ_SERVICE_ID, SID);
+	mad_put(mad, CM_REQ_REMOTE_CM_TIMEOUT, 31);	/* 2.4 hours a try */
+	mad_put(mad, CM_REQ_MAX_CM_RETRIES, 15);
+	send_raw(q, mad, ROCE_MAD_BYTES);
+	expect_event(&B, MWP_CM_REQ_RECEIVED, &ev);
+	cr_assert_eq(mwp_cm_accept(ev.id, &bp), 0);
+	/* 2 x 4.096 us x 2^24 */
+	cr_expect_leq(ev.id->rt.interval, 2 * (UINT64_C(4096) << 24) / 1000 * (hz / 1000000));
+	cr_expect_gt(ev.id->rt.interval, 0);
+	mwp_destroy_qp(q);
+}
