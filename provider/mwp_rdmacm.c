@@ -284,13 +284,16 @@ qp_init(struct rid *r, struct ibv_qp *qp)
 
 /* RTR and RTS with what the peer offered: the responder resources we
  * give (max_dest_rd_atomic) and the READs we may have out
- * (max_rd_atomic), as IBA 12.7.x pairs them. */
+ * (max_rd_atomic).  A REQ's or REP's starting PSN is the one its
+ * sender's receive queue expects (Linux's cm.c: the active side's rq_psn
+ * is its REQ's, its sq_psn the REP's; the passive side the other way):
+ * ours (r->psn) to RTR, the peer's to RTS. */
 static int
 qp_connect(struct rid *r, uint8_t rd_atomic, uint8_t dest_rd_atomic)
 {
 	struct ibv_qp *qp = r->id.qp;
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = r->path.mtu,
-				 .dest_qp_num = r->peer.qp_num, .rq_psn = r->peer.starting_psn,
+				 .dest_qp_num = r->peer.qp_num, .rq_psn = r->psn,
 				 .max_dest_rd_atomic = dest_rd_atomic, .min_rnr_timer = 12 };
 
 	if (qp == NULL)
@@ -307,7 +310,7 @@ qp_connect(struct rid *r, uint8_t rd_atomic, uint8_t dest_rd_atomic)
 		   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return errno;
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = r->psn;
+	a.sq_psn = r->peer.starting_psn;
 	a.timeout = r->path.ack_timeout;
 	a.retry_cnt = r->retry;
 	a.rnr_retry = r->rnr_retry;
@@ -323,6 +326,20 @@ qp_error(struct rid *r)
 
 	if (r->id.qp != NULL && r->id.qp->qp_type != IBV_QPT_UD)
 		modify(r->id.qp, &a, IBV_QP_STATE);
+}
+
+/* The READs and atomics a QP of r's device answers (RDMA_MAX_RESP_RES
+ * asks for that many) and may have out (RDMA_MAX_INIT_DEPTH). */
+static void
+dev_rd_atomic(const struct rid *r, uint8_t *resp, uint8_t *init)
+{
+	struct ibv_device_attr a;
+
+	*resp = *init = 16;
+	if (ibv_query_device(r->id.verbs, &a) == 0) {
+		*resp = (uint8_t)RTE_MIN(a.max_qp_rd_atom, 255);
+		*init = (uint8_t)RTE_MIN(a.max_qp_init_rd_atom, 255);
+	}
 }
 
 /* ---- the CM's events ---- */
@@ -973,10 +990,18 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *p)
 		p = &none;
 	pthread_mutex_lock(&rlock);
 	r->psn = (uint32_t)rte_rand() & 0xffffff;
-	r->resp_res = p->responder_resources;
-	r->init_depth = p->initiator_depth;
-	r->retry = RTE_MIN(p->retry_count, (uint8_t)7);
-	r->rnr_retry = RTE_MIN(p->rnr_retry_count, (uint8_t)7);
+	/* as librdmacm: no parameters, or RDMA_MAX_*, is what the device can */
+	{
+		uint8_t resp, init;
+
+		dev_rd_atomic(r, &resp, &init);
+		r->resp_res = p == &none || p->responder_resources == RDMA_MAX_RESP_RES ? resp :
+			      RTE_MIN(p->responder_resources, resp);
+		r->init_depth = p == &none || p->initiator_depth == RDMA_MAX_INIT_DEPTH ? init :
+				RTE_MIN(p->initiator_depth, init);
+	}
+	r->retry = p == &none ? 7 : RTE_MIN(p->retry_count, (uint8_t)7);
+	r->rnr_retry = p == &none ? 7 : RTE_MIN(p->rnr_retry_count, (uint8_t)7);
 	r->state = R_CONNECT;
 	if (r->id.qp_type == IBV_QPT_UD) {
 		uint8_t len = ip_private(r, p->private_data, p->private_data_len,
@@ -1047,9 +1072,13 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
 		return ret != 0 ? fail(ret) : 0;
 	}
 	r->psn = (uint32_t)rte_rand() & 0xffffff;
-	/* what we answer: no more than the peer asked for */
-	r->resp_res = RTE_MIN(p->responder_resources, r->peer.initiator_depth);
-	r->init_depth = RTE_MIN(p->initiator_depth, r->peer.responder_resources);
+	/* what we answer: no more than the peer asked for (its initiator
+	 * depth is what we answer as responder), and no parameters -- as
+	 * rping accepts -- is all of that, as librdmacm takes them */
+	r->resp_res = p == &none ? r->peer.initiator_depth :
+		      RTE_MIN(p->responder_resources, r->peer.initiator_depth);
+	r->init_depth = p == &none ? r->peer.responder_resources :
+			RTE_MIN(p->initiator_depth, r->peer.responder_resources);
 	if (p->rnr_retry_count != 0)
 		r->rnr_retry = RTE_MIN(p->rnr_retry_count, (uint8_t)7);
 	ret = qp_connect(r, r->init_depth, r->resp_res);

@@ -90,7 +90,10 @@ struct mwp_cm_path {
 struct mwp_cm_conn_param {
 	uint32_t qp_num;
 	uint32_t qkey;			/**< UD (SIDR REP) */
-	uint32_t starting_psn;
+	uint32_t starting_psn;		/**< the PSN this side's receive queue
+					 *   expects first: the peer's send
+					 *   queue starts there (as Linux's CM
+					 *   reads the REQ's and REP's field) */
 	enum ibv_qp_type qp_type;	/**< RC or UC (REQ) */
 	uint8_t responder_resources;
 	uint8_t initiator_depth;

@@ -9,8 +9,9 @@
 #   OUTDIR/vmlinuz     Debian's kernel (linux-image-amd64, fetched by
 #                      install-deps.sh into /var/cache/mwpath-interop)
 #   OUTDIR/initrd.gz   busybox-static as /init (test/interop/guest-init.sh),
-#                      the modules rxe, virtio-net and netem need, and
-#                      rdma-core's tools, perftest, iproute2 and each
+#                      the modules rxe, virtio-net, netem and the RDMA CM
+#                      need, and rdma-core's tools, rdmacm-utils'
+#                      rping, ucmatose and udaddy, perftest, iproute2 and each
 #                      EXTRA_BINARY (at its own path if under /usr, else as
 #                      /usr/bin/NAME) with every library they load
 #
@@ -29,12 +30,14 @@ tools=(
 	/usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/ib_send_bw
 	/usr/bin/ib_atomic_bw /usr/bin/ib_write_lat /usr/bin/ib_read_lat
 	/usr/bin/rdma /usr/sbin/ip /usr/sbin/tc
+	/usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy
 )
 extra=("$@")
 # the order insmod loads them in (modprobe --show-depends gives each one's
 # dependencies first); crc32_generic is needed by rxe but not listed
 mods=(virtio_pci virtio_net crc32_generic udp_tunnel ip6_udp_tunnel ib_core
-	ib_uverbs rdma_rxe sch_netem ifb act_mirred sch_ingress cls_matchall)
+	ib_uverbs rdma_rxe sch_netem ifb act_mirred sch_ingress cls_matchall
+	ib_cm iw_cm rdma_cm rdma_ucm)
 
 mkdir -p "$out"
 if [[ -e $out/initrd.gz ]]; then
@@ -89,6 +92,9 @@ for f in "${tools[@]}" "$rxe" "${extra[@]}"; do
 done
 mkdir -p "$root/lib64"
 cp -Ln /lib64/ld-linux-x86-64.so.2 "$root/lib64/"
+# glibc loads libgcc_s at pthread_exit (rping's threads end that way)
+gcc_s=$(ls /lib/x86_64-linux-gnu/libgcc_s.so.1)
+cp -Ln "$gcc_s" "$root$gcc_s"
 # coreutils' stdbuf library: guest-init.sh line-buffers each job's stdout
 mkdir -p "$root/usr/libexec/coreutils"
 cp /usr/libexec/coreutils/libstdbuf.so "$root/usr/libexec/coreutils/"

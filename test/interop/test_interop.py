@@ -19,6 +19,7 @@ Writes the results table to $MWPATH_BUILD/interop-results.md.
 import glob
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -26,7 +27,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from guest import (GUEST_IP4, HOST_IP4, Guest, GuestError, Link)  # noqa: E402
+from guest import (GUEST_IP4, GUEST_IP6, HOST_IP4, MWPATH_IP4, MWPATH_IP6, Guest,  # noqa: E402
+                   GuestError, Link)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "py"))
 from common import hung_state  # noqa: E402
 
@@ -146,6 +148,10 @@ class Scenario(unittest.TestCase):
                 self.fail("the guest's server never listened:\n" + guest.wait(job)[1])
             host = subprocess.Popen(host_cmd + [GUEST_IP4], stdout=subprocess.PIPE,
                                     env=LINE_BUFFERED, stderr=subprocess.STDOUT, text=True)
+        return self.finish(host, job, t0)
+
+    def finish(self, host, job, t0):
+        """Both sides' ends: ((host status, output), (guest status, output))."""
         try:
             hout, _ = host.communicate(timeout=TOOL_TIMEOUT - 10)
             hout += "\n(mwpath side ended after %.1f s)" % (time.monotonic() - t0)
@@ -369,6 +375,89 @@ class MemoryWindows(Scenario):
 
 
 departures = set()
+
+
+class RdmaCm(Scenario):
+    """librdmacm programs against Linux's own connection manager
+    (docs/cm.md): rping (every byte checked) and ucmatose (two
+    connections), mwpath serving and connecting, over IPv4 and IPv6;
+    ib_write_bw -R with mwpath serving.  No TCP: they find each other by
+    address alone, through the CM's MADs on QP1."""
+
+    def cm_pair(self, host_args, guest_args, host_serves, wait=3.0):
+        """The server's side, then after `wait` s the client's."""
+        host_cmd = [RUN, "-c", cfg, "--"] + host_args
+        guest_cmd = " ".join(guest_args) + " 2>&1"
+        t0 = time.monotonic()
+        if host_serves:
+            host = subprocess.Popen(host_cmd, stdout=subprocess.PIPE, env=LINE_BUFFERED,
+                                    stderr=subprocess.STDOUT, text=True)
+            time.sleep(wait)
+            job = guest.start(guest_cmd, TOOL_TIMEOUT)
+        else:
+            job = guest.start(guest_cmd, TOOL_TIMEOUT)
+            time.sleep(wait)
+            host = subprocess.Popen(host_cmd, stdout=subprocess.PIPE, env=LINE_BUFFERED,
+                                    stderr=subprocess.STDOUT, text=True)
+        return self.finish(host, job, t0)
+
+    def port(self):
+        next_port[0] += 1
+        return str(next_port[0])
+
+    def both_sides(self, name, server, client, check=None):
+        """server and client (lists, with {addr} for the server's address
+        and {port}), each role, each family."""
+        for role, host_serves in ROLES:
+            for family in FAMILIES:
+                addr = (MWPATH_IP4 if family == 4 else MWPATH_IP6) if host_serves else \
+                       (GUEST_IP4 if family == 4 else GUEST_IP6)
+                port = self.port()
+
+                def run(server=server, client=client, addr=addr, port=port,
+                        host_serves=host_serves):
+                    fill = [[a.format(addr=addr, port=port) for a in cmd]
+                            for cmd in (server, client)]
+                    h, g = self.cm_pair(fill[0] if host_serves else fill[1],
+                                        fill[1] if host_serves else fill[0], host_serves)
+                    self.both_ok(h, g)
+                    if check is not None:
+                        check(h[1], g[1])
+                with self.subTest(role=role, family=family):
+                    self.record(name, role, family, run)
+
+    def test_rping(self):
+        self.both_sides("rping -V -C 100",
+                        ["rping", "-s", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"],
+                        ["rping", "-c", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"])
+
+    def test_ucmatose(self):
+        def done(h, g):
+            for out in (h, g):
+                self.assertIn("data transfers complete", out)
+        self.both_sides("ucmatose -c 2",
+                        ["ucmatose", "-b", "{addr}", "-p", "{port}", "-c", "2", "-C", "10"],
+                        ["ucmatose", "-s", "{addr}", "-p", "{port}", "-c", "2", "-C", "10"],
+                        done)
+
+    def test_ib_write_bw_over_the_cm(self):
+        # mwpath serving (the guest's client under TCG starts slowly: a
+        # fixed wait is not enough for its server, docs/cm.md)
+        for role, host_serves in ROLES[:1]:
+            addr = MWPATH_IP4 if host_serves else GUEST_IP4
+            port = self.port()
+            dev_h, dev_g = ["-d", "mwpath0"], ["-d", "rxe0"]
+            common = ["ib_write_bw", "-R", "-p", port, "-n", "200", "-s", "4096", "-F"]
+
+            def run(host_serves=host_serves, addr=addr):
+                h, g = self.cm_pair(common + dev_h + ([] if host_serves else [addr]),
+                                    common + dev_g + ([addr] if host_serves else []),
+                                    host_serves)
+                self.both_ok(h, g)
+                out = g[1] if host_serves else h[1]
+                self.assertRegex(out, r"(?m)^\s*4096\s+200\s", out)
+            with self.subTest(role=role):
+                self.record("ib_write_bw -R", role, 4, run)
 
 
 class BesideRealDevice(Scenario):

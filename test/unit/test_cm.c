@@ -252,13 +252,15 @@ rc_qp(struct host *h)
 	return q;
 }
 
-/* RTR and RTS with what the peer offered (ev->param) on the path. */
+/* RTR and RTS with what the peer offered (ev->param) on the path: a
+ * starting PSN is the one its sender receives from (my_psn, which this
+ * side offered, to RTR; the peer's to RTS), as Linux's CM pairs them. */
 static void
 qp_connect(struct ibv_qp *q, const struct host *peer, const struct mwp_cm_conn_param *theirs,
 	   uint32_t my_psn)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
-				 .dest_qp_num = theirs->qp_num, .rq_psn = theirs->starting_psn,
+				 .dest_qp_num = theirs->qp_num, .rq_psn = my_psn,
 				 .max_dest_rd_atomic = 1, .min_rnr_timer = 1 };
 
 	a.ah_attr.is_global = 1;
@@ -269,7 +271,7 @@ qp_connect(struct ibv_qp *q, const struct host *peer, const struct mwp_cm_conn_p
 				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = my_psn;
+	a.sq_psn = theirs->starting_psn;
 	a.timeout = 14;
 	a.retry_cnt = theirs->retry_count;
 	a.rnr_retry = theirs->rnr_retry_count;
