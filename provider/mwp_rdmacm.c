@@ -848,6 +848,18 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	return 0;
 }
 
+/* The PD a QP or SRQ of r goes in: the program's, or the id's own
+ * (librdmacm's default PD when none is given). */
+static struct ibv_pd *
+pd_of(struct rid *r, struct ibv_pd *pd)
+{
+	if (pd != NULL)
+		return pd;
+	if (r->id.pd == NULL)
+		r->id.pd = ibv_alloc_pd(r->id.verbs);
+	return r->id.pd;
+}
+
 /* librdmacm's default CQs and completion channels of an id (rdma_server
  * and rdma_client wait on id->send_cq_channel / recv_cq_channel). */
 static int
@@ -906,11 +918,7 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr
 
 	if (r == NULL || attr == NULL || r->id.verbs == NULL)
 		return fail(EINVAL);
-	if (pd == NULL) {
-		if (r->id.pd == NULL)
-			r->id.pd = ibv_alloc_pd(r->id.verbs);
-		pd = r->id.pd;
-	}
+	pd = pd_of(r, pd);
 	if (pd == NULL || pd->context != r->id.verbs)
 		return fail(EINVAL);
 	a = *attr;
@@ -1335,11 +1343,7 @@ rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_at
 
 	if (r == NULL || attr == NULL || r->id.verbs == NULL)
 		return fail(EINVAL);
-	if (pd == NULL) {
-		if (r->id.pd == NULL)
-			r->id.pd = ibv_alloc_pd(r->id.verbs);
-		pd = r->id.pd;
-	}
+	pd = pd_of(r, pd);
 	srq = pd != NULL ? ibv_create_srq(pd, attr) : NULL;
 	if (srq == NULL)
 		return -1;

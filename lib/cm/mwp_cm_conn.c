@@ -94,6 +94,27 @@ qp_connected(struct mwp_cm *cm, uint32_t qpn, uint64_t guid)
 	return false;
 }
 
+/* A duplicate of a message id answered with attr: that answer again
+ * (ours was lost). */
+static void
+answer_again(struct mwp_cm_id *id, uint16_t attr)
+{
+	if (id->last_attr == attr)
+		cm_send_to(id->cm, &id->av, id->last_mad);
+}
+
+/* The id a message names in its remote comm ID field f, or NULL
+ * (counted). */
+static struct mwp_cm_id *
+named(struct mwp_cm *cm, const struct cm_rx *rx, struct roce_mad_field f)
+{
+	struct mwp_cm_id *id = cm_id_find(cm, mad_get(rx->mad, f));
+
+	if (id == NULL)
+		cm->st.unknown_id++;
+	return id;
+}
+
 static void
 rej_to(struct mwp_cm *cm, const struct cm_rx *rx, uint32_t remote_id, uint8_t msg,
        uint16_t reason)
@@ -118,8 +139,7 @@ dup_req(struct mwp_cm_id *id)
 		cm_send_to(id->cm, &id->av, mad);
 		break;
 	case CM_IDLE:
-		if (id->last_attr == ROCE_CM_REJ)
-			cm_send_to(id->cm, &id->av, id->last_mad);
+		answer_again(id, ROCE_CM_REJ);
 		break;
 	case CM_TIMEWAIT:
 		cm_msg_rej(mad, id->tid, id->local_id, id->remote_id, ROCE_CM_REF_REQ,
@@ -212,10 +232,8 @@ rep_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 			id->remote_guid = mad_get64(mad, CM_REP_LOCAL_CA_GUID);
 		break;
 	case CM_ESTABLISHED:
-		/* our RTU was lost */
 		cm->st.duplicates++;
-		if (id->last_attr == ROCE_CM_RTU)
-			cm_send_to(cm, &id->av, id->last_mad);
+		answer_again(id, ROCE_CM_RTU);
 		break;
 	case CM_REP_RCVD:
 		cm->st.duplicates++;
@@ -229,13 +247,11 @@ rep_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 static void
 rtu_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 {
-	struct mwp_cm_id *id = cm_id_find(cm, mad_get(rx->mad, CM_RTU_REMOTE_COMM_ID));
+	struct mwp_cm_id *id = named(cm, rx, CM_RTU_REMOTE_COMM_ID);
 	struct mwp_cm_event *ev;
 
-	if (id == NULL) {
-		cm->st.unknown_id++;
+	if (id == NULL)
 		return;
-	}
 	if (id->state == CM_ESTABLISHED) {
 		cm->st.duplicates++;
 		return;
@@ -257,13 +273,11 @@ rtu_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 static void
 rej_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 {
-	struct mwp_cm_id *id = cm_id_find(cm, mad_get(rx->mad, CM_REJ_REMOTE_COMM_ID));
+	struct mwp_cm_id *id = named(cm, rx, CM_REJ_REMOTE_COMM_ID);
 	struct mwp_cm_event *ev;
 
-	if (id == NULL) {
-		cm->st.unknown_id++;
+	if (id == NULL)
 		return;
-	}
 	switch (id->state) {
 	case CM_REQ_SENT:
 	case CM_MRA_REQ_RCVD:
@@ -288,14 +302,12 @@ rej_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 static void
 mra_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 {
-	struct mwp_cm_id *id = cm_id_find(cm, mad_get(rx->mad, CM_MRA_REMOTE_COMM_ID));
+	struct mwp_cm_id *id = named(cm, rx, CM_MRA_REMOTE_COMM_ID);
 	const uint8_t msg = (uint8_t)mad_get(rx->mad, CM_MRA_MESSAGE);
 	enum cm_state to;
 
-	if (id == NULL) {
-		cm->st.unknown_id++;
+	if (id == NULL)
 		return;
-	}
 	if (msg == ROCE_CM_REF_REQ && id->state == CM_REQ_SENT)
 		to = CM_MRA_REQ_RCVD;
 	else if (msg == ROCE_CM_REF_REP && id->state == CM_REP_SENT)
@@ -364,8 +376,7 @@ dreq_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 		break;
 	case CM_TIMEWAIT:
 		cm->st.duplicates++;
-		if (id->last_attr == ROCE_CM_DREP)
-			cm_send_to(cm, &id->av, id->last_mad);
+		answer_again(id, ROCE_CM_DREP);
 		break;
 	case CM_DREQ_RCVD:
 		cm->st.duplicates++;
@@ -379,13 +390,11 @@ dreq_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 static void
 drep_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 {
-	struct mwp_cm_id *id = cm_id_find(cm, mad_get(rx->mad, CM_DREP_REMOTE_COMM_ID));
+	struct mwp_cm_id *id = named(cm, rx, CM_DREP_REMOTE_COMM_ID);
 	struct mwp_cm_event *ev;
 
-	if (id == NULL) {
-		cm->st.unknown_id++;
+	if (id == NULL)
 		return;
-	}
 	if (id->state == CM_TIMEWAIT) {
 		cm->st.duplicates++;
 		return;

@@ -10,16 +10,14 @@ REJECTED with reason 8 (invalid service ID), as against a kernel peer.
 """
 import os
 import re
-import subprocess
 import sys
 import tempfile
-import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import SRC, hung_state  # noqa: E402
+from common import SRC  # noqa: E402
 from test_verbs_device import (EAL, ENV, LIBRDMACM, RUN, SHIM, config,  # noqa: E402
-                               objdump_functions)
+                               objdump_functions, run_two)
 
 TIMEOUT = 90
 
@@ -44,30 +42,8 @@ class Pair(unittest.TestCase):
 
     def pair(self, server, client, wait=1.5):
         """server's command, then (after wait s) client's: both results."""
-        srv = subprocess.Popen([RUN, "-c", self.server, "--"] + server, env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(wait)
-        cli = subprocess.Popen([RUN, "-c", self.client, "--"] + client, env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            cout, cerr = cli.communicate(timeout=TIMEOUT)
-            out, err = srv.communicate(timeout=TIMEOUT)
-        except subprocess.TimeoutExpired:
-            hung = "\n".join("%s: %s" % (name, hung_state(p.pid) if p.poll() is None
-                                          else "(exited %d)" % p.returncode)
-                             for name, p in (("server", srv), ("client", cli)))
-            outs = []
-            for p in (srv, cli):
-                p.kill()
-                outs.append("".join(p.communicate()))
-            self.fail("%s hung:\n%s\nserver said:\n%s\nclient said:\n%s"
-                      % (" ".join(client), hung, outs[0], outs[1]))
-        finally:
-            for p in (srv, cli):
-                if p.poll() is None:
-                    p.kill()
-                    p.communicate()
-        return (srv.returncode, out, err), (cli.returncode, cout, cerr)
+        return run_two(self, [RUN, "-c", self.server, "--"] + server,
+                       [RUN, "-c", self.client, "--"] + client, ENV, wait, TIMEOUT)
 
     def assert_both_ok(self, s, c):
         for name, (rc, out, err) in (("server", s), ("client", c)):

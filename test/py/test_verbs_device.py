@@ -65,6 +65,36 @@ def run(cfg, *cmd, timeout=TOOL_TIMEOUT):
                           text=True, timeout=timeout, env=ENV)
 
 
+def run_two(test, server, client, env, wait, timeout):
+    """server's command, then after `wait` s client's, to their ends:
+    ((rc, out, err) of the server, of the client).  A side still running
+    after `timeout` s fails the test with both sides' threads and output."""
+    srv = subprocess.Popen(server, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    time.sleep(wait)
+    cli = subprocess.Popen(client, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True)
+    try:
+        cout, cerr = cli.communicate(timeout=timeout)
+        out, err = srv.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        hung = "\n".join("%s: %s" % (name, hung_state(p.pid) if p.poll() is None
+                                      else "(exited %d)" % p.returncode)
+                         for name, p in (("server", srv), ("client", cli)))
+        outs = []
+        for p in (srv, cli):
+            p.kill()
+            outs.append("".join(p.communicate()))
+        test.fail("%s hung:\n%s\nserver said:\n%s\nclient said:\n%s"
+                  % (" ".join(client), hung, outs[0], outs[1]))
+    finally:
+        for p in (srv, cli):
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+    return (srv.returncode, out, err), (cli.returncode, cout, cerr)
+
+
 def objdump_functions(lib):
     out = subprocess.run(["objdump", "-T", lib], capture_output=True, text=True,
                          check=True).stdout
@@ -304,32 +334,9 @@ class Pair(unittest.TestCase):
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         args = list(cmd) + ["-p", str(port)]
-        env = {**ENV, **(env or {})}
-        srv = subprocess.Popen([RUN, "-c", self.server, "--"] + args, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
-        cli = subprocess.Popen([RUN, "-c", self.client, "--"] + args + ["localhost"],
-                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
-        try:
-            cout, cerr = cli.communicate(timeout=TOOL_TIMEOUT)
-            out, err = srv.communicate(timeout=TOOL_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            hung = "\n".join("%s: %s" % (name, hung_state(p.pid) if p.poll() is None
-                                          else "(exited %d)" % p.returncode)
-                             for name, p in (("server", srv), ("client", cli)))
-            outs = []
-            for p in (srv, cli):
-                p.kill()
-                outs.append("".join(p.communicate()))
-            self.fail("%s hung:\n%s\nserver said:\n%s\nclient said:\n%s"
-                      % (" ".join(cmd), hung, outs[0], outs[1]))
-        finally:
-            for p in (srv, cli):
-                if p.poll() is None:
-                    p.kill()
-                    p.communicate()
-        return (srv.returncode, out, err), (cli.returncode, cout, cerr)
+        return run_two(self, [RUN, "-c", self.server, "--"] + args,
+                       [RUN, "-c", self.client, "--"] + args + ["localhost"],
+                       {**ENV, **(env or {})}, 1.0, TOOL_TIMEOUT)
 
     def assert_both_ok(self, s, c):
         for name, (rc, out, err) in (("server", s), ("client", c)):
