@@ -477,15 +477,23 @@ on_sidr_rep(struct rid *r, const struct mwp_cm_event *ev)
 	e->ev.param.ud.qkey = ev->param.qkey;
 }
 
+/* Each event is taken under rlock: an id the program lets go
+ * (rdma_destroy_id, under rlock too) has its events dropped by the CM
+ * before it is freed, so the context of an event taken here is live. */
 void
 mwp_rdmacm_events(struct mwp_ibv_dev *d)
 {
 	struct mwp_cm_event ev;
 
-	while (mwp_cm_get_event(d->cm, &ev) == 0) {
-		struct rid *r = ev.context;
+	for (;;) {
+		struct rid *r;
 
 		pthread_mutex_lock(&rlock);
+		if (mwp_cm_get_event(d->cm, &ev) != 0) {
+			pthread_mutex_unlock(&rlock);
+			break;
+		}
+		r = ev.context;
 		if (ev.type == MWP_CM_REQ_RECEIVED || ev.type == MWP_CM_SIDR_REQ_RECEIVED) {
 			on_req(d, &ev);
 			pthread_mutex_unlock(&rlock);
@@ -493,7 +501,7 @@ mwp_rdmacm_events(struct mwp_ibv_dev *d)
 		}
 		if (r == NULL || r->magic != RID_MAGIC || r->cm != ev.id) {
 			pthread_mutex_unlock(&rlock);
-			continue;	/* an id let go meanwhile */
+			continue;
 		}
 		switch (ev.type) {
 		case MWP_CM_REP_RECEIVED:
@@ -612,22 +620,24 @@ rdma_create_id(struct rdma_event_channel *ch, struct rdma_cm_id **id, void *cont
 	return 0;
 }
 
-/* Take the next event of channel c (blocking unless its fd is not). */
+/* Take the next event of channel c (blocking unless its fd is not).  The
+ * eventfd counts events posted; one of an id let go since (its event
+ * dropped, rdma_destroy_id) finds nothing and is read past. */
 static int
 take(struct rchan *c, struct rdma_cm_event **event)
 {
 	uint64_t v;
-	struct rev *e;
+	struct rev *e = NULL;
 
-	if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
-		return -1;	/* errno: EAGAIN for a non-blocking channel */
-	pthread_mutex_lock(&rlock);
-	e = TAILQ_FIRST(&c->q);
-	if (e != NULL)
-		TAILQ_REMOVE(&c->q, e, link);
-	pthread_mutex_unlock(&rlock);
-	if (e == NULL)
-		return fail(EAGAIN);
+	while (e == NULL) {
+		if (read(c->ch.fd, &v, sizeof(v)) != sizeof(v))
+			return -1;	/* errno: EAGAIN for a non-blocking channel */
+		pthread_mutex_lock(&rlock);
+		e = TAILQ_FIRST(&c->q);
+		if (e != NULL)
+			TAILQ_REMOVE(&c->q, e, link);
+		pthread_mutex_unlock(&rlock);
+	}
 	*event = &e->ev;
 	return 0;
 }
@@ -1165,15 +1175,27 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		struct rchan *c = (struct rchan *)r->id.channel;
 		struct rev *e, *t;
 
+		/* (their counts stay in the eventfd: take reads past them,
+		 * and no read here can block on one a taker has) */
 		for (e = TAILQ_FIRST(&c->q); e != NULL; e = t) {
 			t = TAILQ_NEXT(e, link);
 			if (e->ev.id == id) {
-				uint64_t v;
+				TAILQ_REMOVE(&c->q, e, link);
+				free(e);
+			} else if (e->ev.listen_id == id) {
+				/* a request of this listener the program never
+				 * saw: rejected, its id gone with the event */
+				struct rid *q = rid_of(e->ev.id);
 
 				TAILQ_REMOVE(&c->q, e, link);
 				free(e);
-				if (read(c->ch.fd, &v, sizeof(v)) < 0)
-					v = 0;
+				if (q != NULL) {
+					mwp_cm_reject(q->cm, ROCE_REJ_CONSUMER, NULL, 0);
+					mwp_cm_destroy_id(q->cm);
+					q->magic = 0;
+					mwp_ibv_close(q->d);
+					free(q);
+				}
 			}
 		}
 	}
