@@ -377,7 +377,9 @@ child_of(struct rid *l, struct mwp_ibv_dev *d, const struct mwp_cm_event *ev)
 static void
 on_req(struct mwp_ibv_dev *d, const struct mwp_cm_event *ev)
 {
-	struct rid *l = ev->context, *c;
+	/* a listener let go while its request waited in the CM: the CM has
+	 * cleared listen_id, and the context is no longer an id to read */
+	struct rid *l = ev->listen_id != NULL ? ev->context : NULL, *c;
 	struct rev *e;
 	const bool ud = ev->type == MWP_CM_SIDR_REQ_RECEIVED;
 
