@@ -21,7 +21,7 @@ set -euo pipefail
 
 top=${1:-${MWPATH_AARCH64_CACHE:-/var/cache/mwpath-aarch64}}
 pkgs=(
-	libc6-dev libdpdk-dev libibverbs-dev libisal-dev libpcap-dev
+	libc6-dev libdpdk-dev libibverbs-dev librdmacm-dev libisal-dev libpcap-dev
 	libcriterion-dev zlib1g-dev libjansson-dev
 )
 sysroot=$top/sysroot
