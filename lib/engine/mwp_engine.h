@@ -185,8 +185,9 @@ uint16_t mwp_queue_rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
 /**
  * What the queue sends without new input: answers to frames other queues
  * handed over, READ responses that earlier bursts had no room for, the
- * requests of the QPs it owns (new ones and retransmissions), and address
- * resolution probes.  Call once per loop pass, from its engine's thread.
+ * requests of the QPs it owns (new ones and retransmissions), and the
+ * address resolution probes other threads asked the port for
+ * (mwp_port_neigh_ask).  Call once per loop pass, from its engine's thread.
  *
  * @param tx
  *   Where to put the frames (ICRCs done).

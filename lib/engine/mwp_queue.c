@@ -113,6 +113,24 @@ mwp_queue_handoffs(const struct mwp_queue *q, uint64_t *out, uint64_t *in)
 	*in = q->handoff_in;
 }
 
+static uint16_t
+send_asked(struct mwp_queue *q, struct rte_mbuf **txm, uint16_t room)
+{
+	struct mwp_port_ask a[8];
+	unsigned int n = mwp_port_neigh_asked(q->port, a, RTE_MIN(room, RTE_DIM(a)));
+	uint16_t nb = 0;
+
+	q->ctrl.mp = q->port->mp;
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = mwp_ctrl_probe(&q->ctrl, a[i].ip,
+						    a[i].unicast ? &a[i].mac : NULL);
+
+		if (m != NULL)
+			txm[nb++] = m;
+	}
+	return nb;
+}
+
 uint16_t
 mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **txm, uint16_t room)
 {
@@ -130,6 +148,9 @@ mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **txm, uint16_t room)
 		q->handoff_in += n;
 		nb = mwp_queue_rx_handed(q, m, (uint16_t)n, txm, room);
 	}
+	/* probes other threads asked for (the RDMA CM resolving an address) */
+	if (unlikely(!rte_ring_empty(q->port->asks)))
+		nb = (uint16_t)(nb + send_asked(q, txm + nb, (uint16_t)(room - nb)));
 	if (!mwp_resp_owes(&q->resp) && TAILQ_EMPTY(&q->own.tx_list))
 		return nb;
 	/* one batch: the responder's READ responses, then the requests */

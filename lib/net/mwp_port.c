@@ -5,10 +5,15 @@
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_ring.h>
 
 #include "mwp_errno.h"
 #include "mwp_neigh_priv.h"
 #include "mwp_port.h"
+
+/* Probes asked for by other threads and not yet sent (a few addresses
+ * being resolved at once; more are asked again, see mwp_port_neigh_ask). */
+#define PORT_ASKS	64
 
 bool
 mwp_mtu_valid(unsigned int mtu)
@@ -22,6 +27,7 @@ mwp_port_free(struct mwp_port *port)
 	if (port == NULL)
 		return;
 	mwp_neigh_free(port->neigh);
+	rte_ring_free(port->asks);
 	rte_free(port);
 }
 
@@ -53,7 +59,45 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 		mwp_port_free(port);
 		return mwp_null_rte_errno(ENOMEM);
 	}
+	{
+		static uint32_t seq;
+		char name[RTE_RING_NAMESIZE];
+
+		snprintf(name, sizeof(name), "mwp_ask%u",
+			 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+		port->asks = rte_ring_create_elem(name, sizeof(struct mwp_port_ask), PORT_ASKS,
+						  socket, 0);
+	}
+	if (port->asks == NULL) {
+		mwp_port_free(port);
+		return mwp_null_rte_errno(ENOMEM);
+	}
 	return port;
+}
+
+enum mwp_neigh_res
+mwp_port_neigh_ask(struct mwp_port *port, const uint8_t ip[16], uint64_t now,
+		   struct rte_ether_addr *mac)
+{
+	struct mwp_port_ask a = { .pad = 0 };
+	enum mwp_neigh_res res;
+	bool probe = false, unicast = false;
+
+	if (mwp_port_is_own_ip(port, ip)) {
+		if (mac != NULL)
+			*mac = port->conf.mac;
+		return MWP_NEIGH_OK;
+	}
+	res = mwp_neigh_resolve(port->neigh, ip, now, &a.mac, &probe, &unicast);
+	if (res == MWP_NEIGH_OK && mac != NULL)
+		*mac = a.mac;
+	if (probe && res != MWP_NEIGH_UNREACH) {
+		/* a full ring drops it: the table asks again after probe_ms */
+		memcpy(a.ip, ip, sizeof(a.ip));
+		a.unicast = unicast;
+		rte_ring_enqueue_elem(port->asks, &a, sizeof(a));
+	}
+	return res;
 }
 
 void

@@ -15,6 +15,7 @@
 
 #include <rte_ether.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include "mwp_neigh.h"
 
@@ -73,6 +74,9 @@ struct mwp_port {
 	/** Who is where on the link (ARP, ND); the control path learns into
 	 *  it, requesters resolve their peers' GIDs with it. */
 	struct mwp_neigh_table *neigh;
+	/** Probes asked for by threads that do not poll the port
+	 *  (mwp_port_neigh_ask); its queues send them (mwp_port_neigh_asked). */
+	struct rte_ring *asks;
 	/** Its queues as their QPs see them, by queue id (set by
 	 *  mwp_queue_create); their engines own the port's QPs, by QPN %
 	 *  conf.nb_queues. */
@@ -136,6 +140,45 @@ mwp_port_is_own_ip(const struct mwp_port *port, const uint8_t ip[16])
 	if (memcmp(ip, v4mapped, sizeof(v4mapped)) == 0)
 		return port->conf.has_ipv4 && memcmp(ip + 12, &port->conf.ipv4, 4) == 0;
 	return port->conf.has_ipv6 && memcmp(ip, port->conf.ipv6, 16) == 0;
+}
+
+/** A probe asked for by mwp_port_neigh_ask, for a queue to send. */
+struct mwp_port_ask {
+	uint8_t ip[16];			/**< whom to ask for */
+	struct rte_ether_addr mac;	/**< unicast to it (a STALE entry) ... */
+	uint8_t unicast;		/**< ... when set; else broadcast */
+	uint8_t pad;
+};
+
+/**
+ * Resolve ip through the port's neighbour table from a thread that does
+ * not poll the port (the RDMA CM's address resolution): the table's
+ * answer, and when it wants a probe sent (an ARP request, a neighbour
+ * solicitation), the probe is queued for the port's queues to send on
+ * their next turn (mwp_port_neigh_asked).  The port's own addresses are
+ * MWP_NEIGH_OK at once.  Thread-safe; the slow path.
+ *
+ * @param now
+ *   rte_rdtsc().
+ * @param mac
+ *   Set with MWP_NEIGH_OK (may be NULL).
+ */
+enum mwp_neigh_res mwp_port_neigh_ask(struct mwp_port *port, const uint8_t ip[16],
+				      uint64_t now, struct rte_ether_addr *mac);
+
+/**
+ * Take up to n probes asked for (mwp_port_neigh_ask); a queue's poll loop
+ * sends them.  Any queue may; each probe goes once.
+ *
+ * @return
+ *   How many were taken into asks.
+ */
+static inline unsigned int
+mwp_port_neigh_asked(struct mwp_port *port, struct mwp_port_ask *asks, unsigned int n)
+{
+	if (likely(rte_ring_empty(port->asks)))
+		return 0;
+	return rte_ring_dequeue_burst_elem(port->asks, asks, sizeof(*asks), n, NULL);
 }
 
 /**

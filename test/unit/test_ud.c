@@ -15,6 +15,7 @@
 #include "wire_fixture.h"
 #include "mwp_ah.h"
 #include "mwp_srq.h"
+#include "mwp_neigh_priv.h"
 
 #define MTU	1024
 #define GRH	40
@@ -242,6 +243,37 @@ Test(ud, a_send_to_an_address_nobody_answers_for_completes_and_is_counted)
 	cr_assert_eq(mwp_qp_query_info(q, &info), 0);
 	cr_expect_eq(info.req.ud_lost, 1);
 	cr_expect_eq(q->state, IBV_QPS_RTS, "a lost datagram does not fail the QP");
+}
+
+Test(ud, an_address_another_thread_resolves_is_probed_by_the_ports_queue)
+{
+	/* the RDMA CM's rdma_resolve_addr: a thread that does not poll the
+	 * port asks; the port's queue sends the probe on its next turn */
+	uint8_t ip[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 77 };
+	uint8_t own[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 1 };
+	struct rte_ether_addr mac, peer;
+	unsigned int before = wire.nb_frames;
+
+	cr_assert_eq(mwp_port_neigh_ask(wire.port, ip, wire.now, &mac), MWP_NEIGH_WAIT);
+	wire_pump();
+	cr_assert_eq(wire.nb_frames, before + 1, "one probe");
+	cr_expect_eq(wire.frames[before].opcode, 0xff, "not RoCE: ARP");
+	for (int i = 0; i < 6; i++)
+		cr_expect_eq(wire.frames[before].dmac[i], 0xff, "broadcast");
+	/* asked again at once: the table paces its probes */
+	cr_expect_eq(mwp_port_neigh_ask(wire.port, ip, wire.now, &mac), MWP_NEIGH_WAIT);
+	wire_pump();
+	cr_expect_eq(wire.nb_frames, before + 1);
+	/* the answer comes (the control path learns it): known */
+	rte_ether_unformat_addr(PEER_MAC, &peer);
+	mwp_neigh_learn(wire.port->neigh, ip, &peer, true, true, wire.now);
+	cr_assert_eq(mwp_port_neigh_ask(wire.port, ip, wire.now, &mac), MWP_NEIGH_OK);
+	cr_expect(rte_is_same_ether_addr(&mac, &peer));
+	/* the port's own address needs nobody */
+	cr_assert_eq(mwp_port_neigh_ask(wire.port, own, wire.now, &mac), MWP_NEIGH_OK);
+	cr_expect(rte_is_same_ether_addr(&mac, &wire.port->conf.mac));
+	wire_pump();
+	cr_expect_eq(wire.nb_frames, before + 1, "no probe for what is known");
 }
 
 /* ---- receiving ---- */
