@@ -201,6 +201,8 @@ unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);
 /** The CM's events of d, into the librdmacm face's channels (the CM
  *  thread, after each mwp_cm_progress). */
 void mwp_rdmacm_events(struct mwp_ibv_dev *d);
+/** The RDMA CM's address resolutions on d: each tick of its CM thread. */
+void mwp_rdmacm_tick(struct mwp_ibv_dev *d, uint64_t now);
 
 /** The extended op behind ibv_create_srq_ex for what its inline does
  *  not turn into ibv_create_srq (mwp_ibv_ud.c). */

@@ -387,10 +387,13 @@ cm_thread(void *arg)
 	struct mwp_ibv_dev *d = arg;
 
 	while (!__atomic_load_n(&d->cm_stop, __ATOMIC_RELAXED)) {
+		const uint64_t now = rte_rdtsc();
+
 		if (d->conf.progress == APP_PROGRESS_CALLS)
 			mwp_ibv_progress(d);
-		if (mwp_cm_progress(d->cm, rte_rdtsc()) != 0)
+		if (mwp_cm_progress(d->cm, now) != 0)
 			mwp_rdmacm_events(d);
+		mwp_rdmacm_tick(d, now);
 		usleep(CM_TICK_US);
 	}
 	return NULL;

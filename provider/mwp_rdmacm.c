@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
+#include <rte_cycles.h>
 #include <rte_random.h>
 
 #include "mwp_rdmacm.h"
@@ -42,10 +43,18 @@
 /* The QP's local ACK timeout a REQ asks for when the program does not
  * set one (the kernel's rdma_cm over RoCE: 18 + 1). */
 #define ACK_TIMEOUT	19
+/* How long rdma_resolve_addr asks for the peer's MAC when the program
+ * gives no timeout (librdmacm's rdma_getaddrinfo route: 2000 ms). */
+#define RESOLVE_MS	2000
+
+struct rid;
 
 struct rev {
 	struct rdma_cm_event ev;	/* first: what the program holds */
 	TAILQ_ENTRY(rev) link;
+	/* whose count of events taken and not yet acknowledged this one is
+	 * in: its id's, a request's its listener's (as librdmacm counts) */
+	struct rid *owner;
 	uint8_t pd[MWP_CM_PRIVATE_MAX];
 };
 
@@ -55,7 +64,7 @@ struct rchan {
 };
 
 enum rstate {
-	R_IDLE, R_BOUND, R_LISTEN, R_ADDR, R_ROUTE, R_CONNECT, R_REQ, R_ACCEPTED,
+	R_IDLE, R_BOUND, R_LISTEN, R_RESOLVING, R_ADDR, R_ROUTE, R_CONNECT, R_REQ, R_ACCEPTED,
 	R_EST, R_DISCONNECTED,
 };
 
@@ -70,6 +79,10 @@ struct rid {
 	bool wildcard;			/* bound to any address */
 	bool own_cqs;			/* rdma_create_qp made its CQs */
 	bool told_disc;			/* DISCONNECTED delivered */
+	unsigned int unacked;		/* events taken, not acknowledged */
+	/* R_RESOLVING: the peer's MAC asked for until deadline (TSC) */
+	TAILQ_ENTRY(rid) resolving;
+	uint64_t deadline;
 	struct mwp_cm_conn_param peer;	/* what the REQ or REP offered */
 	struct mwp_cm_path path;
 	uint8_t resp_res, init_depth, retry, rnr_retry, ack_timeout, tos;
@@ -83,6 +96,11 @@ struct rid {
 };
 
 static pthread_mutex_t rlock = PTHREAD_MUTEX_INITIALIZER;
+/* broadcast when an id's last unacknowledged event is acknowledged */
+static pthread_cond_t racked = PTHREAD_COND_INITIALIZER;
+/* ids whose address resolution waits for the neighbour (R_RESOLVING) */
+static TAILQ_HEAD(, rid) resolving = TAILQ_HEAD_INITIALIZER(resolving);
+static unsigned int nb_resolving;	/* read unlocked by the CM threads */
 
 /* ---- channels and events ---- */
 
@@ -123,6 +141,7 @@ post(struct rid *r, enum rdma_cm_event_type type, int status, const void *pd, ui
 		return NULL;
 	}
 	e->ev.id = &r->id;
+	e->owner = r;
 	e->ev.event = type;
 	e->ev.status = status;
 	if (pd != NULL && len != 0) {
@@ -134,6 +153,44 @@ post(struct rid *r, enum rdma_cm_event_type type, int status, const void *pd, ui
 	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
 		fprintf(stderr, "mwpath-rdmacm: event channel: %s\n", strerror(errno));
 	return e;
+}
+
+/* Under rlock: r's address resolution done (ADDR_RESOLVED), failed at
+ * its deadline (ADDR_ERROR, -ETIMEDOUT as the kernel's), or still
+ * waiting for the neighbour's answer. */
+static void
+resolve_step(struct rid *r, uint64_t now)
+{
+	enum mwp_neigh_res res = mwp_port_neigh_ask(r->d->port, r->path.dgid.raw, now, NULL);
+
+	if (res != MWP_NEIGH_OK && now < r->deadline)
+		return;
+	TAILQ_REMOVE(&resolving, r, resolving);
+	__atomic_store_n(&nb_resolving, nb_resolving - 1, __ATOMIC_RELAXED);
+	if (res == MWP_NEIGH_OK) {
+		r->state = R_ADDR;
+		post(r, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0);
+	} else {
+		/* bound, as the kernel leaves it: it may resolve again */
+		r->state = R_BOUND;
+		post(r, RDMA_CM_EVENT_ADDR_ERROR, -ETIMEDOUT, NULL, 0);
+	}
+}
+
+void
+mwp_rdmacm_tick(struct mwp_ibv_dev *d, uint64_t now)
+{
+	struct rid *r, *t;
+
+	if (__atomic_load_n(&nb_resolving, __ATOMIC_RELAXED) == 0)
+		return;
+	pthread_mutex_lock(&rlock);
+	for (r = TAILQ_FIRST(&resolving); r != NULL; r = t) {
+		t = TAILQ_NEXT(r, resolving);
+		if (r->d == d)
+			resolve_step(r, now);
+	}
+	pthread_mutex_unlock(&rlock);
 }
 
 static uint64_t
@@ -397,6 +454,7 @@ on_req(struct mwp_ibv_dev *d, const struct mwp_cm_event *ev)
 	if (e == NULL)
 		return;
 	e->ev.listen_id = &l->id;
+	e->owner = l;
 	if (ud) {
 		e->ev.param.ud.private_data = e->pd;
 		e->ev.param.ud.private_data_len = (uint8_t)(ev->private_len - IP_HDR_BYTES);
@@ -636,8 +694,10 @@ take(struct rchan *c, struct rdma_cm_event **event)
 			return -1;	/* errno: EAGAIN for a non-blocking channel */
 		pthread_mutex_lock(&rlock);
 		e = TAILQ_FIRST(&c->q);
-		if (e != NULL)
+		if (e != NULL) {
 			TAILQ_REMOVE(&c->q, e, link);
+			e->owner->unacked++;
+		}
 		pthread_mutex_unlock(&rlock);
 	}
 	*event = &e->ev;
@@ -652,17 +712,36 @@ rdma_get_cm_event(struct rdma_event_channel *ch, struct rdma_cm_event **event)
 	return take((struct rchan *)ch, event);
 }
 
+/* Under rlock: e acknowledged.  Its owner is alive: rdma_destroy_id and
+ * rdma_migrate_id wait for this (and the event's id is not read: a
+ * request's may be gone already). */
+static void
+acked(struct rev *e)
+{
+	if (--e->owner->unacked == 0)
+		pthread_cond_broadcast(&racked);
+	free(e);
+}
+
+/* Under rlock: wait until every event of r taken is acknowledged, as
+ * librdmacm's destroy and migrate do (a program's event thread may still
+ * be reading one of r's: rping acknowledges DISCONNECTED after waking the
+ * thread that destroys the id). */
+static void
+wait_acked(struct rid *r)
+{
+	while (r->unacked != 0)
+		pthread_cond_wait(&racked, &rlock);
+}
+
 int
 rdma_ack_cm_event(struct rdma_cm_event *event)
 {
-	struct rid *r;
-
 	if (event == NULL)
 		return fail(EINVAL);
-	r = rid_of(event->id);
-	if (r != NULL && r->id.event == event)
-		r->id.event = NULL;
-	free(event);
+	pthread_mutex_lock(&rlock);
+	acked((struct rev *)event);
+	pthread_mutex_unlock(&rlock);
 	return 0;
 }
 
@@ -683,8 +762,9 @@ complete(struct rid *r, enum rdma_cm_event_type want)
 		return -1;
 	r->id.event = e;
 	if (e->event != want) {
+		/* librdmacm's ucma_complete: the event's status as errno */
 		errno = e->event == RDMA_CM_EVENT_REJECTED ? ECONNREFUSED :
-			e->event == RDMA_CM_EVENT_UNREACHABLE ? ETIMEDOUT : EINVAL;
+			e->status < 0 ? -e->status : e->status > 0 ? e->status : EINVAL;
 		return -1;
 	}
 	return 0;
@@ -752,9 +832,17 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *
 		memcpy(&r->id.route.addr.dst_storage, dst, mwp_rdmacm_sa_len(dst));
 	}
 	if (ret == 0) {
+		const uint64_t now = rte_rdtsc();
+
 		make_path(r);
-		r->state = R_ADDR;
-		post(r, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0);
+		/* the peer's MAC, as the kernel's rdma_resolve_addr asks the
+		 * neighbour table; the CM thread asks again each tick */
+		r->state = R_RESOLVING;
+		r->deadline = now + rte_get_tsc_hz() / 1000 *
+			      (uint64_t)(timeout_ms > 0 ? timeout_ms : RESOLVE_MS);
+		TAILQ_INSERT_TAIL(&resolving, r, resolving);
+		__atomic_store_n(&nb_resolving, nb_resolving + 1, __ATOMIC_RELAXED);
+		resolve_step(r, now);
 	}
 	pthread_mutex_unlock(&rlock);
 	if (ret != 0)
@@ -1165,6 +1253,16 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	if (r == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
+	if (r->id.event != NULL) {
+		/* a synchronous id's last event (librdmacm acknowledges it) */
+		acked((struct rev *)r->id.event);
+		r->id.event = NULL;
+	}
+	wait_acked(r);
+	if (r->state == R_RESOLVING) {
+		TAILQ_REMOVE(&resolving, r, resolving);
+		__atomic_store_n(&nb_resolving, nb_resolving - 1, __ATOMIC_RELAXED);
+	}
 	n = mwp_ibv_devices(&devs);
 	for (unsigned int i = 0; i < n && i < APP_MAX_DEVICES; i++)
 		if (r->listen[i] != NULL)
@@ -1202,8 +1300,6 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		}
 	}
 	pthread_mutex_unlock(&rlock);
-	if (r->id.event != NULL)
-		free(r->id.event);
 	free_cqs(r);
 	if (r->own != NULL)
 		rdma_destroy_event_channel(&r->own->ch);
@@ -1267,12 +1363,44 @@ int
 rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *ch)
 {
 	struct rid *r = rid_of(id);
+	struct rchan *from, *to, *own = NULL;
+	struct rev *e, *t;
+	const uint64_t one = 1;
 
-	if (r == NULL || ch == NULL)
+	if (r == NULL || (ch == NULL && r->own != NULL))
 		return fail(EINVAL);
+	if (ch == NULL) {
+		/* to no channel: synchronous from now on (librdmacm) */
+		own = chan_new();
+		if (own == NULL)
+			return fail(ENOMEM);
+		ch = &own->ch;
+	}
+	from = (struct rchan *)r->id.channel;
+	to = (struct rchan *)ch;
 	pthread_mutex_lock(&rlock);
+	if (r->id.event != NULL) {
+		acked((struct rev *)r->id.event);
+		r->id.event = NULL;
+	}
+	wait_acked(r);
+	/* its queued events go with it (their counts left behind are read
+	 * past, see take) */
+	for (e = TAILQ_FIRST(&from->q); e != NULL && from != to; e = t) {
+		t = TAILQ_NEXT(e, link);
+		if (e->ev.id != id)
+			continue;
+		TAILQ_REMOVE(&from->q, e, link);
+		TAILQ_INSERT_TAIL(&to->q, e, link);
+		if (write(to->ch.fd, &one, sizeof(one)) != sizeof(one))
+			fprintf(stderr, "mwpath-rdmacm: event channel: %s\n", strerror(errno));
+	}
 	r->id.channel = ch;
+	from = r->own;
+	r->own = own;
 	pthread_mutex_unlock(&rlock);
+	if (from != NULL)
+		rdma_destroy_event_channel(&from->ch);
 	return 0;
 }
 

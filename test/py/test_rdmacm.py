@@ -15,9 +15,9 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import SRC  # noqa: E402
+from common import BUILD, SRC  # noqa: E402
 from test_verbs_device import (EAL, ENV, LIBRDMACM, RUN, SHIM, config,  # noqa: E402
-                               objdump_functions, run_two)
+                               objdump_functions, run, run_two)
 
 TIMEOUT = 90
 
@@ -108,6 +108,17 @@ class Pair(unittest.TestCase):
                          ["rping", "-c", "-a", "192.0.2.1", "-C", "1", "-v"])
         self.assertNotEqual(c[0], 0)
         self.assertIn("RDMA_CM_EVENT_REJECTED, error 8", c[1] + c[2])
+
+    def test_destroy_waits_for_the_events_of_the_id_to_be_acknowledged(self):
+        # librdmacm's contract, which rping's two threads rely on: the
+        # event is held 300 ms by one thread while another destroys its id
+        alone = os.path.join(self.tmp.name, "alone.ini")
+        config(alone, "02:00:00:00:00:03", "192.0.2.3", eal=EAL + " --vdev=net_null0")
+        r = run(alone, os.path.join(BUILD, "test", "tools", "cm_ack_wait"),
+                "192.0.2.3", "192.0.2.99")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("event: RDMA_CM_EVENT_ADDR_ERROR", r.stdout)
+        self.assertIn("destroy returned after the acknowledgement", r.stdout)
 
 
 class Exports(unittest.TestCase):
