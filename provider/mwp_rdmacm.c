@@ -82,6 +82,7 @@ struct rid {
 	unsigned int unacked;		/* events taken, not acknowledged */
 	/* R_RESOLVING: the peer's MAC asked for until deadline (TSC) */
 	TAILQ_ENTRY(rid) resolving;
+	bool in_resolving;		/* in the list resolving */
 	uint64_t deadline;
 	struct mwp_cm_conn_param peer;	/* what the REQ or REP offered */
 	struct mwp_cm_path path;
@@ -155,6 +156,17 @@ post(struct rid *r, enum rdma_cm_event_type type, int status, const void *pd, ui
 	return e;
 }
 
+/* Under rlock: r leaves (or is not in) the list of ids resolving. */
+static void
+not_resolving(struct rid *r)
+{
+	if (!r->in_resolving)
+		return;
+	TAILQ_REMOVE(&resolving, r, resolving);
+	r->in_resolving = false;
+	__atomic_store_n(&nb_resolving, nb_resolving - 1, __ATOMIC_RELAXED);
+}
+
 /* Under rlock: r's address resolution done (ADDR_RESOLVED), failed at
  * its deadline (ADDR_ERROR, -ETIMEDOUT as the kernel's), or still
  * waiting for the neighbour's answer. */
@@ -165,8 +177,7 @@ resolve_step(struct rid *r, uint64_t now)
 
 	if (res != MWP_NEIGH_OK && now < r->deadline)
 		return;
-	TAILQ_REMOVE(&resolving, r, resolving);
-	__atomic_store_n(&nb_resolving, nb_resolving - 1, __ATOMIC_RELAXED);
+	not_resolving(r);
 	if (res == MWP_NEIGH_OK) {
 		r->state = R_ADDR;
 		post(r, RDMA_CM_EVENT_ADDR_RESOLVED, 0, NULL, 0);
@@ -781,7 +792,9 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 					  addr->sa_family != AF_INET6))
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
-	if (mwp_rdmacm_any_addr(addr)) {
+	if (r->state != R_IDLE) {
+		ret = EINVAL;	/* bound already, as the kernel's */
+	} else if (mwp_rdmacm_any_addr(addr)) {
 		r->wildcard = true;
 	} else if ((d = mwp_rdmacm_dev_with(addr)) == NULL) {
 		ret = EADDRNOTAVAIL;
@@ -806,18 +819,21 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *
 	struct mwp_ibv_dev *d;
 	int ret = 0;
 
-	(void)timeout_ms;
 	if (r == NULL || dst == NULL || (dst->sa_family != AF_INET &&
 					 dst->sa_family != AF_INET6))
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
-	if (src != NULL && !mwp_rdmacm_any_addr(src))
+	if (r->state != R_IDLE && r->state != R_BOUND)
+		d = NULL;	/* resolving or resolved already: EINVAL below */
+	else if (src != NULL && !mwp_rdmacm_any_addr(src))
 		d = mwp_rdmacm_dev_with(src);
 	else if (r->d != NULL)
 		d = r->d;
 	else
 		d = mwp_rdmacm_dev_toward(dst);
-	if (d == NULL)
+	if (r->state != R_IDLE && r->state != R_BOUND)
+		ret = EINVAL;
+	else if (d == NULL)
 		ret = ENODEV;	/* not mwpath's */
 	if (ret == 0)
 		ret = use_dev(r, d);
@@ -841,6 +857,7 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *
 		r->deadline = now + rte_get_tsc_hz() / 1000 *
 			      (uint64_t)(timeout_ms > 0 ? timeout_ms : RESOLVE_MS);
 		TAILQ_INSERT_TAIL(&resolving, r, resolving);
+		r->in_resolving = true;
 		__atomic_store_n(&nb_resolving, nb_resolving + 1, __ATOMIC_RELAXED);
 		resolve_step(r, now);
 	}
@@ -1259,10 +1276,7 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		r->id.event = NULL;
 	}
 	wait_acked(r);
-	if (r->state == R_RESOLVING) {
-		TAILQ_REMOVE(&resolving, r, resolving);
-		__atomic_store_n(&nb_resolving, nb_resolving - 1, __ATOMIC_RELAXED);
-	}
+	not_resolving(r);
 	n = mwp_ibv_devices(&devs);
 	for (unsigned int i = 0; i < n && i < APP_MAX_DEVICES; i++)
 		if (r->listen[i] != NULL)

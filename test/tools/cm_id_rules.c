@@ -1,19 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * cm_ack_wait: rdma_destroy_id waits for the id's events to be
- * acknowledged, as librdmacm's does.  Programs rely on it: rping's event
- * thread acknowledges DISCONNECTED after waking the thread that destroys
- * the id.  Run under mwpath-run on a device with address SRC:
+ * cm_id_rules: an RDMA CM id's rules as the kernel's rdma_cm and
+ * librdmacm keep them.  Run under mwpath-run on a device with address
+ * SRC, DST an address nobody answers for:
  *
- *   cm_ack_wait SRC DST
+ *   cm_id_rules SRC DST
  *
- * Resolves DST (nobody answers: ADDR_ERROR, or ADDR_RESOLVED if someone
- * does), takes the event, destroys the id from a second thread while the
- * event is held, and acknowledges it 300 ms later.  Exit 0 when destroy
- * returned only after the acknowledgement; 1 when it returned before; 2
- * when the setup failed.
+ * Resolves DST with a 200 ms timeout; while that runs, a second resolve
+ * and a bind are refused (EINVAL).  Takes the event (ADDR_ERROR, status
+ * -ETIMEDOUT, expected: printed), destroys the id from a second thread
+ * while the event is held, and acknowledges it 300 ms later: destroy
+ * must wait for that (rping's event thread acknowledges DISCONNECTED
+ * after waking the thread that destroys the id).  Exit 0 when all held;
+ * 1 when a rule was broken (said on stderr); 2 when the setup failed.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -61,18 +63,31 @@ main(int argc, char **argv)
 	struct sockaddr_storage src, dst;
 	pthread_t t;
 
+	int broken = 0;
+
 	if (argc != 3 || addr_of(argv[1], &src) != 0 || addr_of(argv[2], &dst) != 0) {
-		fprintf(stderr, "usage: cm_ack_wait SRC DST\n");
+		fprintf(stderr, "usage: cm_id_rules SRC DST\n");
 		return 2;
 	}
 	ch = rdma_create_event_channel();
 	if (ch == NULL || rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0 ||
-	    rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst, 200) != 0 ||
-	    rdma_get_cm_event(ch, &ev) != 0) {
+	    rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&dst, 200) != 0) {
 		perror("setup");
 		return 2;
 	}
-	printf("event: %s\n", rdma_event_str(ev->event));
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 200) == 0 || errno != EINVAL) {
+		fprintf(stderr, "a second resolve while one runs: not EINVAL\n");
+		broken = 1;
+	}
+	if (rdma_bind_addr(id, (struct sockaddr *)&src) == 0 || errno != EINVAL) {
+		fprintf(stderr, "a bind while resolving: not EINVAL\n");
+		broken = 1;
+	}
+	if (rdma_get_cm_event(ch, &ev) != 0) {
+		perror("rdma_get_cm_event");
+		return 2;
+	}
+	printf("event: %s, status %d\n", rdma_event_str(ev->event), ev->status);
 	if (pthread_create(&t, NULL, destroyer, NULL) != 0)
 		return 2;
 	usleep(300 * 1000);
@@ -82,5 +97,5 @@ main(int argc, char **argv)
 	rdma_destroy_event_channel(ch);
 	printf("destroy returned %s the acknowledgement\n",
 	       destroyed_before_ack ? "before" : "after");
-	return destroyed_before_ack ? 1 : 0;
+	return destroyed_before_ack || broken ? 1 : 0;
 }
