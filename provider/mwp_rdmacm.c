@@ -12,9 +12,14 @@
  *
  * Addresses: an id bound to, or resolving from, an address of an mwpath
  * device's port is mwpath's; with no source, a destination in a port's
- * subnet (/24, /64) or, failing that, the first device of its family.
- * Every id and channel is mwpath's: addresses of the host's own RDMA
- * devices are not reached through the system's librdmacm (ENODEV).
+ * subnet (/24, /64).  Any other address is the system's librdmacm's
+ * where the kernel's RDMA CM is (mwp_rdmacm_sys.c): the id becomes a
+ * face of one of its ids -- every call goes there, its fields are
+ * mirrored, and a thread per channel relays its events into the
+ * program's channel, so one channel and one event loop serve both.
+ * Without the kernel's RDMA CM, such a destination goes to the first
+ * mwpath device of its family, and a source address that is no
+ * port's is EADDRNOTAVAIL / ENODEV.
  *
  * One lock (rlock) covers the ids and channels; the CM's own lock is
  * taken inside it, never around it.
@@ -55,12 +60,16 @@ struct rev {
 	/* whose count of events taken and not yet acknowledged this one is
 	 * in: its id's, a request's its listener's (as librdmacm counts) */
 	struct rid *owner;
+	struct rdma_cm_event *sys;	/* the system's event it carries */
 	uint8_t pd[MWP_CM_PRIVATE_MAX];
 };
 
 struct rchan {
 	struct rdma_event_channel ch;	/* first; fd: an eventfd, semaphore */
 	TAILQ_HEAD(, rev) q;
+	/* its twin on the system's librdmacm, whose events a thread of its
+	 * own relays here (made with the first id of the system's on it) */
+	struct rdma_event_channel *sys;
 };
 
 enum rstate {
@@ -74,6 +83,9 @@ struct rid {
 	enum rstate state;
 	struct mwp_ibv_dev *d;		/* bound, resolved or accepted on */
 	struct mwp_cm_id *cm;		/* a connection or SIDR of d's CM */
+	/* an id of the system's librdmacm (an address not mwpath's): every
+	 * call goes to it, and its fields are mirrored into id */
+	struct rdma_cm_id *sys;
 	struct mwp_cm_id *listen[APP_MAX_DEVICES];	/* a listener: per device */
 	struct rchan *own;		/* a synchronous id's channel */
 	bool wildcard;			/* bound to any address */
@@ -83,6 +95,7 @@ struct rid {
 	/* R_RESOLVING: the peer's MAC asked for until deadline (TSC) */
 	TAILQ_ENTRY(rid) resolving;
 	bool in_resolving;		/* in the list resolving */
+	struct rid *gone;		/* rdma_destroy_id's list */
 	uint64_t deadline;
 	struct mwp_cm_conn_param peer;	/* what the REQ or REP offered */
 	struct mwp_cm_path path;
@@ -102,8 +115,19 @@ static pthread_cond_t racked = PTHREAD_COND_INITIALIZER;
 /* ids whose address resolution waits for the neighbour (R_RESOLVING) */
 static TAILQ_HEAD(, rid) resolving = TAILQ_HEAD_INITIALIZER(resolving);
 static unsigned int nb_resolving;	/* read unlocked by the CM threads */
+/* the system's librdmacm, once an address needed it (mwp_rdmacm_sys.c) */
+static const struct mwp_sys_rdmacm *S;
 
 /* ---- channels and events ---- */
+
+/* An event let go: the system's one it carries is acknowledged. */
+static void
+drop(struct rev *e)
+{
+	if (e->sys != NULL)
+		S->ack_cm_event(e->sys);
+	free(e);
+}
 
 static struct rchan *
 chan_new(void)
@@ -154,6 +178,183 @@ post(struct rid *r, enum rdma_cm_event_type type, int status, const void *pd, ui
 	if (write(c->ch.fd, &one, sizeof(one)) != sizeof(one))
 		fprintf(stderr, "mwpath-rdmacm: event channel: %s\n", strerror(errno));
 	return e;
+}
+
+/* ---- the system's librdmacm: addresses that are not mwpath's ---- */
+
+static int complete(struct rid *r, enum rdma_cm_event_type want);
+
+/* Under rlock: r's fields as its system id's are now (what the program
+ * reads of an id: its device, route, QP and CQs). */
+static void
+mirror(struct rid *r)
+{
+	const struct rdma_cm_id *y = r->sys;
+
+	r->id.verbs = y->verbs;
+	r->id.route = y->route;
+	r->id.port_num = y->port_num;
+	r->id.qp = y->qp;
+	r->id.pd = y->pd;
+	r->id.qp_type = y->qp_type;
+	r->id.send_cq = y->send_cq;
+	r->id.recv_cq = y->recv_cq;
+	r->id.send_cq_channel = y->send_cq_channel;
+	r->id.recv_cq_channel = y->recv_cq_channel;
+	r->id.srq = y->srq;
+}
+
+/* Under rlock: the relay's system event se, as an event of ours on the
+ * channel of the id it is about (a request: a new id of ours for the
+ * system's new one, under the listener's context and channel). */
+static void
+sys_event(struct rdma_cm_event *se)
+{
+	struct rid *r, *l = NULL;
+	struct rev *e;
+	const void *pd;
+	uint8_t len;
+
+	if (se->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		struct rdma_cm_id *child = se->id;
+
+		l = se->listen_id->context;
+		r = l != NULL && l->magic == RID_MAGIC ? calloc(1, sizeof(*r)) : NULL;
+		if (r == NULL) {
+			/* its listener is let go (or no memory) */
+			S->ack_cm_event(se);
+			S->reject(child, NULL, 0);
+			S->destroy_id(child);	/* it has no events: no wait */
+			return;
+		}
+		r->magic = RID_MAGIC;
+		r->id.context = l->id.context;
+		r->id.channel = l->id.channel;
+		r->id.ps = l->id.ps;
+		r->state = R_REQ;
+		r->sys = child;
+		child->context = r;
+	} else {
+		r = se->id->context;
+		if (r == NULL || r->magic != RID_MAGIC) {
+			S->ack_cm_event(se);	/* its id is being let go */
+			return;
+		}
+	}
+	mirror(r);
+	if (r->id.ps == RDMA_PS_UDP || r->id.ps == RDMA_PS_IPOIB) {
+		pd = se->param.ud.private_data;
+		len = se->param.ud.private_data_len;
+	} else {
+		pd = se->param.conn.private_data;
+		len = se->param.conn.private_data_len;
+	}
+	e = post(r, se->event, se->status, NULL, 0);
+	if (e == NULL) {
+		S->ack_cm_event(se);
+		return;
+	}
+	e->sys = se;
+	e->ev.param = se->param;
+	len = RTE_MIN(len, (uint8_t)sizeof(e->pd));
+	if (pd != NULL && len != 0)
+		memcpy(e->pd, pd, len);
+	if (r->id.ps == RDMA_PS_UDP || r->id.ps == RDMA_PS_IPOIB) {
+		e->ev.param.ud.private_data = len != 0 ? e->pd : NULL;
+		e->ev.param.ud.private_data_len = len;
+	} else {
+		e->ev.param.conn.private_data = len != 0 ? e->pd : NULL;
+		e->ev.param.conn.private_data_len = len;
+	}
+	if (l != NULL) {
+		e->ev.listen_id = &l->id;
+		e->owner = l;
+	}
+}
+
+/* A system channel's events, relayed to its twin of ours for as long as
+ * the process lives (channels are never freed: see
+ * rdma_destroy_event_channel). */
+static void *
+relay(void *arg)
+{
+	struct rchan *c = arg;
+	struct rdma_cm_event *se;
+
+	for (;;) {
+		if (S->get_cm_event(c->sys, &se) != 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			fprintf(stderr, "mwpath-rdmacm: the system's events: %s\n",
+				strerror(errno));
+			return NULL;
+		}
+		pthread_mutex_lock(&rlock);
+		sys_event(se);
+		pthread_mutex_unlock(&rlock);
+	}
+}
+
+/* Under rlock: r becomes an id of the system's librdmacm, on the twin of
+ * its channel.  0 or an errno. */
+static int
+sys_attach(struct rid *r)
+{
+	struct rchan *c = (struct rchan *)r->id.channel;
+	pthread_t t;
+
+	if (c->sys == NULL) {
+		c->sys = S->create_event_channel();
+		if (c->sys == NULL)
+			return errno;
+		if (pthread_create(&t, NULL, relay, c) != 0) {
+			S->destroy_event_channel(c->sys);
+			c->sys = NULL;
+			return EAGAIN;
+		}
+		pthread_setname_np(t, "mwpath-cm-sys");
+		pthread_detach(t);
+	}
+	if (S->create_id(c->sys, &r->sys, r, r->id.ps) != 0) {
+		r->sys = NULL;
+		return errno;
+	}
+	mirror(r);
+	return 0;
+}
+
+/* What a call of r on the system's librdmacm gave: r's fields as its
+ * id's now are; ret (-1 with the system's errno). */
+static int
+sys_done(struct rid *r, int ret)
+{
+	const int e = errno;
+
+	pthread_mutex_lock(&rlock);
+	mirror(r);
+	pthread_mutex_unlock(&rlock);
+	errno = e;
+	return ret;
+}
+
+/*
+ * An id that is not ours while the system's librdmacm is loaded: one of
+ * its own, passed back in by its calls of its own exports (the library
+ * the program linked is in the global scope, where this preload's
+ * definitions come first): its own function answers.
+ */
+static bool
+theirs(struct rdma_cm_id *id)
+{
+	return id != NULL && S != NULL && rid_of(id) == NULL;
+}
+
+/* ... and a synchronous id's wait for its event, as the call's own. */
+static int
+sys_then(struct rid *r, int ret, enum rdma_cm_event_type want)
+{
+	ret = sys_done(r, ret);
+	return ret != 0 ? ret : complete(r, want);
 }
 
 /* Under rlock: r leaves (or is not in) the list of ids resolving. */
@@ -641,7 +842,7 @@ rdma_destroy_event_channel(struct rdma_event_channel *ch)
 	pthread_mutex_lock(&rlock);
 	while ((e = TAILQ_FIRST(&c->q)) != NULL) {
 		TAILQ_REMOVE(&c->q, e, link);
-		free(e);
+		drop(e);
 	}
 	/* no event waits: a read blocks (or says EAGAIN if non-blocking) */
 	while (fcntl(c->ch.fd, F_SETFL, fcntl(c->ch.fd, F_GETFL) | O_NONBLOCK) == 0 &&
@@ -731,7 +932,7 @@ acked(struct rev *e)
 {
 	if (--e->owner->unacked == 0)
 		pthread_cond_broadcast(&racked);
-	free(e);
+	drop(e);
 }
 
 /* Under rlock: wait until every event of r taken is acknowledged, as
@@ -785,12 +986,17 @@ int
 rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	struct rid *r = rid_of(id);
+	const struct mwp_sys_rdmacm *sys;
 	struct mwp_ibv_dev *d = NULL;
 	int ret = 0;
 
+	if (theirs(id))
+		return S->bind_addr(id, addr);
 	if (r == NULL || addr == NULL || (addr->sa_family != AF_INET &&
 					  addr->sa_family != AF_INET6))
 		return fail(EINVAL);
+	/* (loads the system's librdmacm: before the lock, see mwp_rdmacm_sys.c) */
+	sys = mwp_rdmacm_sys();
 	pthread_mutex_lock(&rlock);
 	if (r->state != R_IDLE) {
 		ret = EINVAL;	/* bound already, as the kernel's */
@@ -798,6 +1004,18 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		r->wildcard = true;
 	} else if ((d = mwp_rdmacm_dev_with(addr)) == NULL) {
 		ret = EADDRNOTAVAIL;
+		/* not mwpath's: the system's librdmacm's, if it can */
+		if ((S = sys) != NULL && (ret = sys_attach(r)) == 0) {
+			if (S->bind_addr(r->sys, addr) != 0) {
+				ret = errno;
+				S->destroy_id(r->sys);	/* no events: no wait */
+				r->sys = NULL;
+			} else {
+				mirror(r);
+				pthread_mutex_unlock(&rlock);
+				return 0;
+			}
+		}
 	} else {
 		ret = use_dev(r, d);
 	}
@@ -816,25 +1034,48 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *
 		  int timeout_ms)
 {
 	struct rid *r = rid_of(id);
+	const struct mwp_sys_rdmacm *sys;
 	struct mwp_ibv_dev *d;
 	int ret = 0;
 
+	if (theirs(id))
+		return S->resolve_addr(id, src, dst, timeout_ms);
+	if (r != NULL && r->sys != NULL)
+		return sys_then(r, S->resolve_addr(r->sys, src, dst, timeout_ms),
+				RDMA_CM_EVENT_ADDR_RESOLVED);
 	if (r == NULL || dst == NULL || (dst->sa_family != AF_INET &&
 					 dst->sa_family != AF_INET6))
 		return fail(EINVAL);
+	/* (loads the system's librdmacm: before the lock, see mwp_rdmacm_sys.c) */
+	sys = mwp_rdmacm_sys();
 	pthread_mutex_lock(&rlock);
+	S = sys;
 	if (r->state != R_IDLE && r->state != R_BOUND)
 		d = NULL;	/* resolving or resolved already: EINVAL below */
 	else if (src != NULL && !mwp_rdmacm_any_addr(src))
 		d = mwp_rdmacm_dev_with(src);
 	else if (r->d != NULL)
 		d = r->d;
-	else
-		d = mwp_rdmacm_dev_toward(dst);
-	if (r->state != R_IDLE && r->state != R_BOUND)
+	else	/* with the system's librdmacm, only a port's subnet is ours */
+		d = mwp_rdmacm_dev_toward(dst, S == NULL);
+	if (r->state != R_IDLE && r->state != R_BOUND) {
 		ret = EINVAL;
-	else if (d == NULL)
+	} else if (d == NULL && S != NULL) {
+		/* not mwpath's: the system's, from the address (and port)
+		 * the id was bound to, if it was */
+		struct sockaddr_storage from = r->id.route.addr.src_storage;
+
+		if (src == NULL && r->state == R_BOUND)
+			src = (struct sockaddr *)&from;
+		ret = sys_attach(r);
+		pthread_mutex_unlock(&rlock);
+		if (ret != 0)
+			return fail(ret);
+		return sys_then(r, S->resolve_addr(r->sys, src, dst, timeout_ms),
+				RDMA_CM_EVENT_ADDR_RESOLVED);
+	} else if (d == NULL) {
 		ret = ENODEV;	/* not mwpath's */
+	}
 	if (ret == 0)
 		ret = use_dev(r, d);
 	if (ret == 0) {
@@ -872,7 +1113,11 @@ rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 {
 	struct rid *r = rid_of(id);
 
-	(void)timeout_ms;
+	if (theirs(id))
+		return S->resolve_route(id, timeout_ms);
+	if (r != NULL && r->sys != NULL)
+		return sys_then(r, S->resolve_route(r->sys, timeout_ms),
+				RDMA_CM_EVENT_ROUTE_RESOLVED);
 	if (r == NULL || r->state != R_ADDR)
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
@@ -891,6 +1136,10 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	unsigned int n, listening = 0;
 	int ret = 0;
 
+	if (theirs(id))
+		return S->listen(id, backlog);
+	if (r != NULL && r->sys != NULL)
+		return sys_done(r, S->listen(r->sys, backlog));
 	if (r == NULL || r->state != R_BOUND)
 		return fail(EINVAL);
 	if (backlog <= 0)
@@ -1033,6 +1282,10 @@ rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr
 	struct ibv_qp *qp;
 	int ret;
 
+	if (theirs(id))
+		return S->create_qp(id, pd, attr);
+	if (r != NULL && r->sys != NULL)
+		return sys_done(r, S->create_qp(r->sys, pd, attr));
 	if (r == NULL || attr == NULL || r->id.verbs == NULL)
 		return fail(EINVAL);
 	pd = pd_of(r, pd);
@@ -1070,6 +1323,14 @@ rdma_create_qp_ex(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *attr)
 {
 	struct ibv_qp_init_attr a;
 
+	if (theirs(id))
+		return S->create_qp_ex(id, attr);
+	{
+		struct rid *r = rid_of(id);
+
+		if (r != NULL && r->sys != NULL)
+			return sys_done(r, S->create_qp_ex(r->sys, attr));
+	}
 	if (attr == NULL)
 		return fail(EINVAL);
 	if (attr->comp_mask & ~(uint32_t)IBV_QP_INIT_ATTR_PD)
@@ -1093,6 +1354,15 @@ rdma_destroy_qp(struct rdma_cm_id *id)
 {
 	struct rid *r = rid_of(id);
 
+	if (theirs(id)) {
+		S->destroy_qp(id);
+		return;
+	}
+	if (r != NULL && r->sys != NULL) {
+		S->destroy_qp(r->sys);
+		sys_done(r, 0);
+		return;
+	}
 	if (r == NULL || r->id.qp == NULL)
 		return;
 	ibv_destroy_qp(r->id.qp);
@@ -1109,6 +1379,10 @@ rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *p)
 	struct mwp_cm_conn_param cp = { 0 };
 	int ret;
 
+	if (theirs(id))
+		return S->connect(id, p);
+	if (r != NULL && r->sys != NULL)
+		return sys_then(r, S->connect(r->sys, p), RDMA_CM_EVENT_ESTABLISHED);
 	if (r == NULL || r->state != R_ROUTE)
 		return fail(EINVAL);
 	if (p == NULL)
@@ -1162,6 +1436,10 @@ rdma_establish(struct rdma_cm_id *id)
 	struct rid *r = rid_of(id);
 	int ret;
 
+	if (theirs(id))
+		return S->establish(id);
+	if (r != NULL && r->sys != NULL)
+		return sys_done(r, S->establish(r->sys));
 	if (r == NULL || r->cm == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
@@ -1180,6 +1458,11 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
 	struct mwp_cm_conn_param cp = { 0 };
 	int ret;
 
+	if (theirs(id))
+		return S->accept(id, p);
+	if (r != NULL && r->sys != NULL)
+		return r->id.qp_type == IBV_QPT_UD ? sys_done(r, S->accept(r->sys, p)) :
+		       sys_then(r, S->accept(r->sys, p), RDMA_CM_EVENT_ESTABLISHED);
 	if (r == NULL || r->state != R_REQ)
 		return fail(EINVAL);
 	if (p == NULL)
@@ -1233,6 +1516,10 @@ rdma_reject(struct rdma_cm_id *id, const void *pd, uint8_t len)
 	struct mwp_cm_conn_param cp = { .private_data = pd, .private_data_len = len };
 	int ret;
 
+	if (theirs(id))
+		return S->reject(id, pd, len);
+	if (r != NULL && r->sys != NULL)
+		return sys_done(r, S->reject(r->sys, pd, len));
 	if (r == NULL || r->cm == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
@@ -1250,6 +1537,10 @@ rdma_disconnect(struct rdma_cm_id *id)
 	struct rid *r = rid_of(id);
 	int ret;
 
+	if (theirs(id))
+		return S->disconnect(id);
+	if (r != NULL && r->sys != NULL)
+		return sys_done(r, S->disconnect(r->sys));
 	if (r == NULL || r->cm == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
@@ -1263,10 +1554,12 @@ rdma_disconnect(struct rdma_cm_id *id)
 int
 rdma_destroy_id(struct rdma_cm_id *id)
 {
-	struct rid *r = rid_of(id);
+	struct rid *r = rid_of(id), *gone = NULL;
 	struct mwp_ibv_dev *devs;
 	unsigned int n;
 
+	if (theirs(id))
+		return S->destroy_id(id);
 	if (r == NULL)
 		return fail(EINVAL);
 	pthread_mutex_lock(&rlock);
@@ -1295,15 +1588,21 @@ rdma_destroy_id(struct rdma_cm_id *id)
 			t = TAILQ_NEXT(e, link);
 			if (e->ev.id == id) {
 				TAILQ_REMOVE(&c->q, e, link);
-				free(e);
+				drop(e);
 			} else if (e->ev.listen_id == id) {
 				/* a request of this listener the program never
 				 * saw: rejected, its id gone with the event */
 				struct rid *q = rid_of(e->ev.id);
 
 				TAILQ_REMOVE(&c->q, e, link);
-				free(e);
-				if (q != NULL) {
+				drop(e);
+				if (q != NULL && q->sys != NULL) {
+					/* the system's: after the lock (its
+					 * destroy waits for its events) */
+					q->magic = 0;
+					q->gone = gone;
+					gone = q;
+				} else if (q != NULL) {
 					mwp_cm_reject(q->cm, ROCE_REJ_CONSUMER, NULL, 0);
 					mwp_cm_destroy_id(q->cm);
 					q->magic = 0;
@@ -1314,6 +1613,18 @@ rdma_destroy_id(struct rdma_cm_id *id)
 		}
 	}
 	pthread_mutex_unlock(&rlock);
+	while (gone != NULL) {
+		struct rid *q = gone;
+
+		gone = q->gone;
+		S->reject(q->sys, NULL, 0);
+		S->destroy_id(q->sys);
+		free(q);
+	}
+	/* the system's id: its relay may hold an event of it, which finds
+	 * the id let go (magic) and acknowledges it, as its destroy waits */
+	if (r->sys != NULL)
+		S->destroy_id(r->sys);
 	free_cqs(r);
 	if (r->own != NULL)
 		rdma_destroy_event_channel(&r->own->ch);
@@ -1424,6 +1735,10 @@ rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 {
 	struct rid *r = rid_of(id);
 
+	if (theirs(id))
+		return S->set_option(id, level, optname, optval, optlen);
+	if (r != NULL && r->sys != NULL)
+		return S->set_option(r->sys, level, optname, optval, optlen);
 	if (r == NULL || optval == NULL)
 		return fail(EINVAL);
 	if (level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS && optlen == 1) {
@@ -1445,16 +1760,29 @@ rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 int
 rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
-	(void)event;
-	return rid_of(id) != NULL ? 0 : fail(EINVAL);
+	struct rid *r = rid_of(id);
+
+	if (theirs(id))
+		return S->notify(id, event);
+	if (r != NULL && r->sys != NULL)
+		return S->notify(r->sys, event);
+	return r != NULL ? 0 : fail(EINVAL);
+}
+
+/* The system's id behind id, or NULL. */
+static struct rdma_cm_id *
+sys_of(struct rdma_cm_id *id)
+{
+	struct rid *r = rid_of(id);
+
+	return r != NULL ? r->sys : NULL;
 }
 
 int
 rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
 {
-	(void)id;
-	(void)addr;
-	(void)context;
+	if (sys_of(id) != NULL)
+		return S->join_multicast(sys_of(id), addr, context);
 	return fail(EOPNOTSUPP);	/* docs/cm.md: no multicast */
 }
 
@@ -1462,17 +1790,16 @@ int
 rdma_join_multicast_ex(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *attr,
 		       void *context)
 {
-	(void)id;
-	(void)attr;
-	(void)context;
+	if (sys_of(id) != NULL)
+		return S->join_multicast_ex(sys_of(id), attr, context);
 	return fail(EOPNOTSUPP);
 }
 
 int
 rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
-	(void)id;
-	(void)addr;
+	if (sys_of(id) != NULL)
+		return S->leave_multicast(sys_of(id), addr);
 	return fail(EADDRNOTAVAIL);
 }
 
@@ -1481,6 +1808,10 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *a, int *mask)
 {
 	struct rid *r = rid_of(id);
 
+	if (theirs(id))
+		return S->init_qp_attr(id, a, mask);
+	if (r != NULL && r->sys != NULL)
+		return S->init_qp_attr(r->sys, a, mask);
 	if (r == NULL || a == NULL || mask == NULL)
 		return fail(EINVAL);
 	switch (a->qp_state) {
@@ -1507,6 +1838,10 @@ rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_at
 	struct rid *r = rid_of(id);
 	struct ibv_srq *srq;
 
+	if (theirs(id))
+		return S->create_srq(id, pd, attr);
+	if (r != NULL && r->sys != NULL)
+		return sys_done(r, S->create_srq(r->sys, pd, attr));
 	if (r == NULL || attr == NULL || r->id.verbs == NULL)
 		return fail(EINVAL);
 	pd = pd_of(r, pd);
@@ -1523,6 +1858,14 @@ rdma_create_srq_ex(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *attr)
 {
 	struct ibv_srq_init_attr a;
 
+	if (theirs(id))
+		return S->create_srq_ex(id, attr);
+	{
+		struct rid *r = rid_of(id);
+
+		if (r != NULL && r->sys != NULL)
+			return sys_done(r, S->create_srq_ex(r->sys, attr));
+	}
 	if (attr == NULL)
 		return fail(EINVAL);
 	if (attr->comp_mask & ~(uint32_t)IBV_SRQ_INIT_ATTR_PD)
@@ -1538,6 +1881,15 @@ rdma_destroy_srq(struct rdma_cm_id *id)
 {
 	struct rid *r = rid_of(id);
 
+	if (theirs(id)) {
+		S->destroy_srq(id);
+		return;
+	}
+	if (r != NULL && r->sys != NULL) {
+		S->destroy_srq(r->sys);
+		sys_done(r, 0);
+		return;
+	}
 	if (r == NULL || r->id.srq == NULL)
 		return;
 	ibv_destroy_srq(r->id.srq);
@@ -1549,21 +1901,23 @@ rdma_destroy_srq(struct rdma_cm_id *id)
 int
 rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
-	(void)id;
-	(void)ece;
+	if (sys_of(id) != NULL)
+		return S->set_local_ece(sys_of(id), ece);
 	return fail(EOPNOTSUPP);
 }
 
 int
 rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
 {
-	(void)id;
-	(void)ece;
+	if (sys_of(id) != NULL)
+		return S->get_remote_ece(sys_of(id), ece);
 	return fail(EOPNOTSUPP);
 }
 
 int
 rdma_reject_ece(struct rdma_cm_id *id, const void *pd, uint8_t len)
 {
+	if (sys_of(id) != NULL)
+		return S->reject_ece(sys_of(id), pd, len);
 	return rdma_reject(id, pd, len);
 }

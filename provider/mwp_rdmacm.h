@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include <rdma/rdma_cma.h>
+
 #include "mwp_ibv.h"
 
 /** sa's address as a GID (IPv4-mapped for IPv4); false: not IP. */
@@ -21,8 +23,8 @@ bool mwp_rdmacm_any_addr(const struct sockaddr *sa);
 struct mwp_ibv_dev *mwp_rdmacm_dev_with(const struct sockaddr *sa);
 
 /** The device that reaches dst: one whose port is in its subnet (/24,
- *  /64), else the first of its family; NULL: none. */
-struct mwp_ibv_dev *mwp_rdmacm_dev_toward(const struct sockaddr *dst);
+ *  /64), else (with or_first) the first of its family; NULL: none. */
+struct mwp_ibv_dev *mwp_rdmacm_dev_toward(const struct sockaddr *dst, bool or_first);
 
 /** d's port address of family into sa (port 0); false: it has none. */
 bool mwp_rdmacm_dev_addr(const struct mwp_ibv_dev *d, int family,
@@ -37,5 +39,49 @@ socklen_t mwp_rdmacm_sa_len(const struct sockaddr *sa);
 
 /** An ephemeral port, as the kernel picks one. */
 uint16_t mwp_rdmacm_ephemeral_port(void);
+
+/** The system's librdmacm (mwp_rdmacm_sys.c): its functions. */
+struct mwp_sys_rdmacm {
+	struct rdma_event_channel *(*create_event_channel)(void);
+	void (*destroy_event_channel)(struct rdma_event_channel *ch);
+	int (*get_cm_event)(struct rdma_event_channel *ch, struct rdma_cm_event **ev);
+	int (*ack_cm_event)(struct rdma_cm_event *ev);
+	int (*create_id)(struct rdma_event_channel *ch, struct rdma_cm_id **id, void *ctx,
+			 enum rdma_port_space ps);
+	int (*destroy_id)(struct rdma_cm_id *id);
+	int (*bind_addr)(struct rdma_cm_id *id, struct sockaddr *addr);
+	int (*resolve_addr)(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *dst,
+			    int timeout_ms);
+	int (*resolve_route)(struct rdma_cm_id *id, int timeout_ms);
+	int (*listen)(struct rdma_cm_id *id, int backlog);
+	int (*connect)(struct rdma_cm_id *id, struct rdma_conn_param *p);
+	int (*accept)(struct rdma_cm_id *id, struct rdma_conn_param *p);
+	int (*reject)(struct rdma_cm_id *id, const void *pd, uint8_t len);
+	int (*disconnect)(struct rdma_cm_id *id);
+	int (*establish)(struct rdma_cm_id *id);
+	int (*notify)(struct rdma_cm_id *id, enum ibv_event_type event);
+	int (*set_option)(struct rdma_cm_id *id, int level, int optname, void *optval,
+			  size_t optlen);
+	int (*init_qp_attr)(struct rdma_cm_id *id, struct ibv_qp_attr *a, int *mask);
+	int (*create_qp)(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_qp_init_attr *a);
+	int (*create_qp_ex)(struct rdma_cm_id *id, struct ibv_qp_init_attr_ex *a);
+	void (*destroy_qp)(struct rdma_cm_id *id);
+	int (*create_srq)(struct rdma_cm_id *id, struct ibv_pd *pd, struct ibv_srq_init_attr *a);
+	int (*create_srq_ex)(struct rdma_cm_id *id, struct ibv_srq_init_attr_ex *a);
+	void (*destroy_srq)(struct rdma_cm_id *id);
+	int (*join_multicast)(struct rdma_cm_id *id, struct sockaddr *addr, void *ctx);
+	int (*join_multicast_ex)(struct rdma_cm_id *id, struct rdma_cm_join_mc_attr_ex *a,
+				 void *ctx);
+	int (*leave_multicast)(struct rdma_cm_id *id, struct sockaddr *addr);
+	int (*set_local_ece)(struct rdma_cm_id *id, struct ibv_ece *ece);
+	int (*get_remote_ece)(struct rdma_cm_id *id, struct ibv_ece *ece);
+	int (*reject_ece)(struct rdma_cm_id *id, const void *pd, uint8_t len);
+	struct ibv_context **(*get_devices)(int *num);
+	void (*free_devices)(struct ibv_context **list);
+};
+
+/** The system's librdmacm where the kernel's RDMA CM is and it loaded;
+ *  NULL: every address is mwpath's. */
+const struct mwp_sys_rdmacm *mwp_rdmacm_sys(void);
 
 #endif /* MWP_RDMACM_H */

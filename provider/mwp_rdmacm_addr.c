@@ -62,10 +62,10 @@ mwp_rdmacm_dev_with(const struct sockaddr *sa)
 	return NULL;
 }
 
-/* The device that reaches dst: one in its subnet, else the first of its
- * family. */
+/* The device that reaches dst: one in its subnet, else (or_first) the
+ * first of its family. */
 struct mwp_ibv_dev *
-mwp_rdmacm_dev_toward(const struct sockaddr *dst)
+mwp_rdmacm_dev_toward(const struct sockaddr *dst, bool or_first)
 {
 	struct mwp_ibv_dev *devs, *first = NULL;
 	const unsigned int n = mwp_ibv_devices(&devs);
@@ -85,7 +85,7 @@ mwp_rdmacm_dev_toward(const struct sockaddr *dst)
 			if (v4 ? memcmp(m, g, 15) == 0 : memcmp(m, g, 8) == 0)
 				return &devs[i];
 		}
-	return first;
+	return or_first ? first : NULL;
 }
 
 /* The address of d's port in family, into sa (port 0). */
@@ -145,15 +145,23 @@ mwp_rdmacm_ephemeral_port(void)
 }
 
 
+/* mwpath's devices, then the system librdmacm's (the host's own). */
 struct ibv_context **
 rdma_get_devices(int *num)
 {
 	struct mwp_ibv_dev *devs;
 	const unsigned int n = mwp_ibv_devices(&devs);
-	struct ibv_context **list = calloc(n + 1, sizeof(*list));
+	const struct mwp_sys_rdmacm *sys = mwp_rdmacm_sys();
+	struct ibv_context **theirs = NULL, **list;
 	unsigned int k = 0;
+	int m = 0;
 
+	if (sys != NULL && (theirs = sys->get_devices(&m)) == NULL)
+		m = 0;
+	list = calloc(n + (unsigned int)m + 1, sizeof(*list));
 	if (list == NULL) {
+		if (theirs != NULL)
+			sys->free_devices(theirs);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -163,6 +171,11 @@ rdma_get_devices(int *num)
 		if (ctx != NULL)
 			list[k++] = ctx;
 	}
+	/* (their contexts stay open in librdmacm: only the array is freed) */
+	for (int i = 0; i < m; i++)
+		list[k++] = theirs[i];
+	if (theirs != NULL)
+		sys->free_devices(theirs);
 	if (num != NULL)
 		*num = (int)k;
 	return list;

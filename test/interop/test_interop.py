@@ -405,9 +405,10 @@ class RdmaCm(Scenario):
         next_port[0] += 1
         return str(next_port[0])
 
-    def both_sides(self, name, server, client, check=None):
+    def both_sides(self, name, server, client, check=None, guest_wrap=()):
         """server and client (lists, with {addr} for the server's address
-        and {port}), each role, each family."""
+        and {port}), each role, each family; the guest's command after
+        guest_wrap."""
         for role, host_serves in ROLES:
             for family in FAMILIES:
                 addr = (MWPATH_IP4 if family == 4 else MWPATH_IP6) if host_serves else \
@@ -419,7 +420,8 @@ class RdmaCm(Scenario):
                     fill = [[a.format(addr=addr, port=port) for a in cmd]
                             for cmd in (server, client)]
                     h, g = self.cm_pair(fill[0] if host_serves else fill[1],
-                                        fill[1] if host_serves else fill[0], host_serves)
+                                        list(guest_wrap) +
+                                        (fill[1] if host_serves else fill[0]), host_serves)
                     self.both_ok(h, g)
                     if check is not None:
                         check(h[1], g[1])
@@ -430,6 +432,16 @@ class RdmaCm(Scenario):
         self.both_sides("rping -V -C 100",
                         ["rping", "-s", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"],
                         ["rping", "-c", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"])
+
+    def test_rping_through_the_systems_librdmacm_beside_mwpath(self):
+        # in the guest under mwpath-run, beside its mwpath0 (10.99.0.2 on
+        # net_null): the addresses are rxe0's, so the guest's rping goes
+        # through the system's librdmacm to the kernel's CM, and mwpath's
+        # preload must hand it over whole (ids, events, QPs)
+        self.both_sides("rping -V -C 100 under mwpath-run, on rxe0 beside mwpath0",
+                        ["rping", "-s", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"],
+                        ["rping", "-c", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"],
+                        guest_wrap=["mwpath-run", "-c", GUEST_CONFIG, "--"])
 
     def test_ucmatose(self):
         def done(h, g):
