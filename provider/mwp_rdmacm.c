@@ -690,7 +690,11 @@ tell_disconnected(struct rid *r)
 		return;
 	r->told_disc = true;
 	r->state = R_DISCONNECTED;
-	qp_error(r);
+	/* The QP is left as it is, as the kernel's rdma_cm leaves a
+	 * program's QP on the peer's DREQ (only rdma_disconnect moves it to
+	 * error, as librdmacm's): the program may have destroyed it with
+	 * ibv_destroy_qp already -- perftest does, and this thread, reading
+	 * it, crashed its exit. */
 	post(r, RDMA_CM_EVENT_DISCONNECTED, 0, NULL, 0);
 }
 
