@@ -61,15 +61,16 @@ class Link:
     def close(self):
         sh("ip", "link", "del", self.tap, check=False)
 
-    def device_config(self, path, mtu=1024, extra=""):
+    def device_config(self, path, mtu=1024, extra="", vdev_args=""):
         """An mwpath configuration whose device mwpath0 is a port on the
-        tap with mwpath's own MAC and addresses."""
+        tap with mwpath's own MAC and addresses (vdev_args: more of
+        net_af_packet's, ",key=value")."""
         with open(path, "w") as f:
             f.write("[device 0]\n"
                     "eal = --no-huge --no-pci --no-shconf -m 256"
-                    " --vdev=net_af_packet0,iface=%s\n%s\n"
+                    " --vdev=net_af_packet0,iface=%s%s\n%s\n"
                     "[port 0]\nmac = %s\nipv4 = %s\nipv6 = %s\nmtu = %d\n"
-                    % (self.tap, extra, MWPATH_MAC, MWPATH_IP4, MWPATH_IP6, mtu))
+                    % (self.tap, vdev_args, extra, MWPATH_MAC, MWPATH_IP4, MWPATH_IP6, mtu))
         return path
 
 

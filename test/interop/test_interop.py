@@ -384,9 +384,9 @@ class RdmaCm(Scenario):
     TCP: they find each other by address alone, through the CM's MADs on
     QP1."""
 
-    def cm_pair(self, host_args, guest_args, host_serves, wait=3.0):
+    def cm_pair(self, host_args, guest_args, host_serves, wait=3.0, config=None):
         """The server's side, then after `wait` s the client's."""
-        host_cmd = [RUN, "-c", cfg, "--"] + host_args
+        host_cmd = [RUN, "-c", config or cfg, "--"] + host_args
         guest_cmd = " ".join(guest_args) + " 2>&1"
         t0 = time.monotonic()
         if host_serves:
@@ -405,12 +405,13 @@ class RdmaCm(Scenario):
         next_port[0] += 1
         return str(next_port[0])
 
-    def both_sides(self, name, server, client, check=None, guest_wrap=()):
+    def both_sides(self, name, server, client, check=None, guest_wrap=(), families=FAMILIES,
+                   roles=ROLES):
         """server and client (lists, with {addr} for the server's address
         and {port}), each role, each family; the guest's command after
         guest_wrap."""
-        for role, host_serves in ROLES:
-            for family in FAMILIES:
+        for role, host_serves in roles:
+            for family in families:
                 addr = (MWPATH_IP4 if family == 4 else MWPATH_IP6) if host_serves else \
                        (GUEST_IP4 if family == 4 else GUEST_IP6)
                 port = self.port()
@@ -442,6 +443,123 @@ class RdmaCm(Scenario):
                         ["rping", "-s", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"],
                         ["rping", "-c", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"],
                         guest_wrap=["mwpath-run", "-c", GUEST_CONFIG, "--"])
+
+    def test_udaddy(self):
+        def done(h, g):
+            for out in (h, g):
+                self.assertIn("data transfers complete", out)
+        self.both_sides("udaddy -C 10 (UD: SIDR)",
+                        # (udaddy's -p is the port space: its port is 7174)
+                        ["udaddy", "-b", "{addr}", "-C", "10"],
+                        ["udaddy", "-s", "{addr}", "-C", "10"],
+                        done)
+
+    def test_ib_write_bw_over_the_cm(self):
+        def done(h, g):
+            # the client prints the figures: 4096 B, 200 iterations
+            self.assertRegex(h + g, r"(?m)^\s*4096\s+200\s")
+        # mwpath serving, IPv4 (docs/cm.md): perftest 4.5-0.17 asks
+        # rdma_getaddrinfo for AF_INET alone; and its server listens only
+        # after its TCP handshake, which its client follows with the REQ
+        # at once -- the guest's server under TCG is not listening yet,
+        # its kernel rejects the REQ (REJ 8, rightly), and perftest's
+        # client retries on the ids and address it has just freed.
+        self.both_sides("ib_write_bw -R -s 4096 -n 200",
+                        ["ib_write_bw", "-R", "-p", "{port}", "-n", "200", "-s", "4096", "-F"],
+                        ["ib_write_bw", "-R", "-p", "{port}", "-n", "200", "-s", "4096", "-F",
+                         "{addr}"], done, families=(4,), roles=ROLES[:1])
+
+    def test_a_port_nobody_listens_on(self):
+        # each side's CM answers a REQ for a service nobody listens on
+        # with REJ reason 8 (invalid service ID): rping says so
+        def run(host_serves, family):
+            addr = (MWPATH_IP4 if family == 4 else MWPATH_IP6) if host_serves else \
+                   (GUEST_IP4 if family == 4 else GUEST_IP6)
+            client = ["rping", "-c", "-a", addr, "-p", self.port(), "-C", "1", "-v"]
+            if host_serves:
+                # mwpath's device open (its QP1 answers), nobody listening:
+                # a pingpong waiting for its TCP peer
+                _, (st, out) = self.cm_pair(["timeout", "10", "ibv_rc_pingpong", "-d", "mwpath0",
+                                             "-g", "0", "-p", self.port()], client, True)
+            else:
+                r = subprocess.run([RUN, "-c", cfg, "--"] + client, capture_output=True,
+                                   text=True, timeout=TOOL_TIMEOUT, env=LINE_BUFFERED)
+                st, out = r.returncode, r.stdout + r.stderr
+            self.assertNotEqual(st, 0, out)
+            self.assertIn("RDMA_CM_EVENT_REJECTED, error 8", out)
+        for role, host_serves in ROLES:
+            for family in FAMILIES:
+                with self.subTest(role=role, family=family):
+                    self.record("rping to a port nobody listens on: REJECTED 8", role, family,
+                                lambda: run(host_serves, family))
+
+    def test_the_cm_exchange_decodes_cleanly_in_tshark(self):
+        # the link captured while rping connects and disconnects, mwpath
+        # serving over IPv4 and connecting over IPv6; Wireshark's
+        # InfiniBand dissector reads every CM MAD, none malformed, and the
+        # messages pair up: each REP answers a REQ's communication ID,
+        # each RTU and DREP the pair's
+        pcap = os.path.join(BUILD, "interop", "cm-exchange.pcap")
+        # (net_af_packet's frames bypass the qdisc, and with it the
+        # capture, unless told otherwise)
+        seen_cfg = link.device_config(os.path.join(BUILD, "interop", "mwpath-seen.ini"),
+                                      vdev_args=",qdisc_bypass=0")
+        env = dict(os.environ, HOME="/tmp")
+        cap = subprocess.Popen(["tshark", "-q", "-i", link.tap, "-f", "udp port 4791",
+                                "-w", pcap], env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            time.sleep(3)
+            for host_serves, family in ((True, 4), (False, 6)):
+                addr = (MWPATH_IP4 if family == 4 else MWPATH_IP6) if host_serves else \
+                       (GUEST_IP4 if family == 4 else GUEST_IP6)
+                port = self.port()
+                h, g = self.cm_pair(
+                    ["rping", "-s" if host_serves else "-c", "-a", addr, "-p", port,
+                     "-C", "3", "-V"],
+                    ["rping", "-c" if host_serves else "-s", "-a", addr, "-p", port,
+                     "-C", "3", "-V"], host_serves, config=seen_cfg)
+                self.both_ok(h, g)
+            time.sleep(2)
+        finally:
+            cap.terminate()
+            err = cap.communicate(timeout=30)[1]
+        fields = ["ip.src", "ipv6.src", "infiniband.mad.attributeid", "_ws.malformed",
+                  # (Wireshark names the REQ's and REP's local IDs so)
+                  "infiniband.cm.req", "infiniband.cm.rep",
+                  "infiniband.cm.rep.remotecommid", "infiniband.cm.rtu.localcommid",
+                  "infiniband.cm.rtu.remotecommid", "infiniband.cm.dreq.localcommid",
+                  "infiniband.cm.drsp.remotecommid"]
+        cmd = ["tshark", "-r", pcap, "-n", "-d", "udp.port==4791,infiniband",
+               "-Y", "infiniband.mad.mgmtclass == 0x07", "-T", "fields",
+               "-E", "separator=\t", "-E", "occurrence=f"]
+        for f in fields:
+            cmd += ["-e", f]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+        rows = [dict(zip(fields, line.split("\t"))) for line in out.splitlines()]
+        self.assertTrue(rows, "no CM MAD captured\n" + err)
+        mine = (MWPATH_IP4, MWPATH_IP6)
+        seen = {True: set(), False: set()}
+        reqs, reps = set(), set()
+        for r in rows:
+            self.assertEqual(r["_ws.malformed"], "", r)
+            attr = int(r["infiniband.mad.attributeid"], 16)
+            seen[(r["ip.src"] or r["ipv6.src"]) in mine].add(attr)
+            if attr == 0x10:
+                reqs.add(r["infiniband.cm.req"])
+            elif attr == 0x13:
+                self.assertIn(r["infiniband.cm.rep.remotecommid"], reqs, r)
+                reps.add((r["infiniband.cm.rep.remotecommid"], r["infiniband.cm.rep"]))
+            elif attr == 0x14:
+                self.assertIn((r["infiniband.cm.rtu.localcommid"],
+                               r["infiniband.cm.rtu.remotecommid"]), reps, r)
+        # REQ 0x10, REP 0x13, RTU 0x14 from each side (it served once and
+        # connected once); DREQ 0x15 and DREP 0x16 on the link
+        for side in (True, False):
+            self.assertLessEqual({0x10, 0x13, 0x14}, seen[side], (side, seen))
+        self.assertLessEqual({0x15, 0x16}, seen[True] | seen[False], seen)
+        results.append(["CM MADs of rping (both roles) in tshark: %d, none malformed, "
+                        "REQ/REP/RTU paired" % len(rows), "both", "IPv4+6", "pass", ""])
 
     def test_ucmatose(self):
         def done(h, g):
@@ -524,6 +642,20 @@ class Lossy(Scenario):
                         self.record("memory windows, %d%% loss + reordering" % loss,
                                     "owner" if mwpath_owns else "accessor", 4,
                                     lambda: mw.run_mw(mwpath_owns, 4, lossy=True))
+        finally:
+            self.clear()
+
+    def test_the_rdma_cm_on_the_lossy_link(self):
+        # 5% loss each way (and delay, reordering): a lost REQ, REP, RTU,
+        # DREQ or DREP is sent again after its timeout (the CM's retries;
+        # the kernel's on the guest's side), and rping's data is checked
+        cm = RdmaCm("test_rping")
+        try:
+            self.netem(5)
+            cm.both_sides("rping -V -C 20, 5% loss + reordering",
+                          ["rping", "-s", "-a", "{addr}", "-p", "{port}", "-V", "-C", "20"],
+                          ["rping", "-c", "-a", "{addr}", "-p", "{port}", "-V", "-C", "20"],
+                          families=(4,))
         finally:
             self.clear()
 
