@@ -232,15 +232,15 @@ run_aarch64_steps() {
 	# A test that hung under emulation (once in CI: unit-responder, which
 	# takes 45 s here, still running after 480 s; never reproduced in 30
 	# runs) is run once more, alone, with its log kept; it counts as
-	# passed only if that run passes, and the first run's end is shown.
+	# passed only if that run passes.  (Meson keeps nothing of a timed-out
+	# test's output: Criterion reports at its end.)
 	local name
 	for name in $(/usr/bin/python3 -c 'import json,sys
 for l in open(sys.argv[1]):
     d = json.loads(l)
     if d["result"] == "TIMEOUT": print(d["name"].split(" / ")[-1])' \
 			"$dir/meson-logs/testlog.json"); do
-		echo "aarch64: $name timed out; its output's end, then one more run alone:"
-		grep -A12 -E "^=+ [0-9]+/[0-9]+ =+$" "$dir/unit.log" | tail -12
+		echo "aarch64: $name timed out; one more run alone:"
 		if MWP_EXPECT_FAST=1 meson test -C "$dir" --suite unit --print-errorlogs \
 				--timeout-multiplier 4 "$name" >"$dir/unit-again.log" 2>&1; then
 			echo "aarch64: $name passed when run again (the timeout stays in this log)"
