@@ -74,78 +74,59 @@ run_fuzz() {
 	echo "fuzz_parse: OK"
 	passed=$((passed + 1))
 
-	# the responder, with its oracle on memory, keys and mbufs:
-	# FUZZ_RESP_RUNS inputs (default 10^6); first, the oracle must catch
-	# a byte the harness itself writes outside every window
-	echo "== $dir: libFuzzer on the responder for ${FUZZ_RESP_RUNS:-1000000} inputs"
-	if ! ninja -C "$dir" test/fuzz/fuzz_resp >/dev/null; then
-		echo "fuzz_resp: FAIL (build)"
+	# the responder, with its oracle on memory, keys and mbufs: first the
+	# oracle must catch a byte the harness itself writes outside every
+	# window (1) and one in a shared receive queue's buffer that no SEND
+	# wrote (urecv); then FUZZ_RESP_RUNS inputs (default 10^6)
+	fuzz_with_oracle "$dir" fuzz_resp "${FUZZ_RESP_RUNS:-1000000}" 4096 \
+		MWP_FUZZ_RESP_BREAK 200 1 urecv || return
+	# the connection manager: MADs to QP1 and a program's answers, with
+	# its oracle on ids, events and mbufs; first it must catch an id the
+	# harness loses; then FUZZ_CM_RUNS inputs (default 200000)
+	fuzz_with_oracle "$dir" fuzz_cm "${FUZZ_CM_RUNS:-200000}" 512 \
+		MWP_FUZZ_CM_BREAK 2000 1
+}
+
+# A fuzzer of build-fuzz with an oracle: DIR NAME RUNS MAX_LEN BREAK_VAR
+# BREAK_RUNS PLANT...  Built; each PLANT set in BREAK_VAR must make the
+# oracle report a breach within BREAK_RUNS inputs (it would miss nothing
+# planted); then RUNS inputs, seeded, must pass.  Counts one pass or
+# failure; returns non-zero on failure.
+fuzz_with_oracle() {
+	local dir=$1 name=$2 runs=$3 max_len=$4 break_var=$5 break_runs=$6 plant
+	shift 6
+	echo "== $dir: libFuzzer, $name, for $runs inputs"
+	if ! ninja -C "$dir" "test/fuzz/$name" >/dev/null; then
+		echo "$name: FAIL (build)"
 		status=1
 		failed=$((failed + 1))
-		return
+		return 1
 	fi
-	mkdir -p "$dir/corpus-resp"
-	# a byte outside every window, and one in a shared receive queue's
-	# buffer that no SEND wrote
-	for plant in 1 urecv; do
-		if MWP_FUZZ_RESP_BREAK=$plant "$dir/test/fuzz/fuzz_resp" -seed=1 -runs=200 \
-			-artifact_prefix="$dir/break-" \
-			>"$dir/fuzz-resp-break.log" 2>&1 ||
-		   ! grep -q 'ORACLE BREACH' "$dir/fuzz-resp-break.log"; then
-			tail -20 "$dir/fuzz-resp-break.log"
-			echo "fuzz_resp: FAIL (the oracle missed a planted write: $plant)"
+	for plant in "$@"; do
+		if env "$break_var=$plant" "$dir/test/fuzz/$name" -seed=1 -runs="$break_runs" \
+			-artifact_prefix="$dir/break-" >"$dir/$name-break.log" 2>&1 ||
+		   ! grep -q 'ORACLE BREACH' "$dir/$name-break.log"; then
+			tail -20 "$dir/$name-break.log"
+			echo "$name: FAIL (the oracle missed a planted fault: $break_var=$plant)"
 			status=1
 			failed=$((failed + 1))
-			return
+			return 1
 		fi
 	done
-	if ! "$dir/test/fuzz/fuzz_resp" -seed=1 -max_len=4096 -artifact_prefix="$dir/" \
-		-runs="${FUZZ_RESP_RUNS:-1000000}" -print_final_stats=1 \
-		"$dir/corpus-resp" >"$dir/fuzz-resp.log" 2>&1; then
-		grep -v '^#[0-9]' "$dir/fuzz-resp.log" | tail -60
-		echo "fuzz_resp: FAIL"
+	mkdir -p "$dir/corpus-$name"
+	if ! "$dir/test/fuzz/$name" -seed=1 -max_len="$max_len" -artifact_prefix="$dir/" \
+		-runs="$runs" -print_final_stats=1 \
+		"$dir/corpus-$name" >"$dir/$name.log" 2>&1; then
+		grep -v '^#[0-9]' "$dir/$name.log" | tail -60
+		echo "$name: FAIL"
 		status=1
 		failed=$((failed + 1))
-		return
+		return 1
 	fi
-	grep -E '^stat::(number_of_executed_units|new_units_added|average_exec_per_sec)|^fuzz_resp:' \
-		"$dir/fuzz-resp.log"
-	grep -E '^#[0-9]+.*DONE' "$dir/fuzz-resp.log" | tail -1
-	echo "fuzz_resp: OK"
-	passed=$((passed + 1))
-
-	# the connection manager: MADs to QP1 and a program's answers, with
-	# its oracle on ids, events and mbufs (FUZZ_CM_RUNS inputs, default
-	# 200000); first, the oracle must catch an id the harness loses
-	echo "== $dir: libFuzzer on the connection manager for ${FUZZ_CM_RUNS:-200000} inputs"
-	if ! ninja -C "$dir" test/fuzz/fuzz_cm >/dev/null; then
-		echo "fuzz_cm: FAIL (build)"
-		status=1
-		failed=$((failed + 1))
-		return
-	fi
-	if MWP_FUZZ_CM_BREAK=1 "$dir/test/fuzz/fuzz_cm" -seed=1 -runs=2000 \
-		-artifact_prefix="$dir/break-" >"$dir/fuzz-cm-break.log" 2>&1 ||
-	   ! grep -q 'ORACLE BREACH' "$dir/fuzz-cm-break.log"; then
-		tail -20 "$dir/fuzz-cm-break.log"
-		echo "fuzz_cm: FAIL (the oracle missed a lost id)"
-		status=1
-		failed=$((failed + 1))
-		return
-	fi
-	mkdir -p "$dir/corpus-cm"
-	if ! "$dir/test/fuzz/fuzz_cm" -seed=1 -max_len=512 -artifact_prefix="$dir/" \
-		-runs="${FUZZ_CM_RUNS:-200000}" -print_final_stats=1 \
-		"$dir/corpus-cm" >"$dir/fuzz-cm.log" 2>&1; then
-		grep -v '^#[0-9]' "$dir/fuzz-cm.log" | tail -60
-		echo "fuzz_cm: FAIL"
-		status=1
-		failed=$((failed + 1))
-		return
-	fi
-	grep -E '^stat::(number_of_executed_units|new_units_added|average_exec_per_sec)|^fuzz_cm:' \
-		"$dir/fuzz-cm.log"
-	echo "fuzz_cm: OK"
+	grep -E "^stat::(number_of_executed_units|new_units_added|average_exec_per_sec)|^$name:" \
+		"$dir/$name.log"
+	grep -E '^#[0-9]+.*DONE' "$dir/$name.log" | tail -1
+	echo "$name: OK"
 	passed=$((passed + 1))
 }
 
