@@ -11,43 +11,23 @@ REJECTED with reason 8 (invalid service ID), as against a kernel peer.
 import os
 import re
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import BUILD, SRC  # noqa: E402
-from test_verbs_device import (EAL, ENV, LIBRDMACM, RUN, SHIM, config,  # noqa: E402
-                               objdump_functions, run, run_two)
+from test_verbs_device import (EAL, ENV, LIBRDMACM, RUN, SHIM, MemifPair,  # noqa: E402
+                               config, objdump_functions, run, run_two)
 
 TIMEOUT = 90
 
 
-class Pair(unittest.TestCase):
+class Pair(MemifPair):
     """A server and a client mwpath device on one memif link."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        sock = os.path.join(cls.tmp.name, "memif.sock")
-        cls.server = os.path.join(cls.tmp.name, "server.ini")
-        cls.client = os.path.join(cls.tmp.name, "client.ini")
-        config(cls.server, "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1",
-               eal=EAL + " --vdev=net_memif0,role=server,socket=" + sock)
-        config(cls.client, "02:00:00:00:00:02", "192.0.2.2", "2001:db8::2",
-               eal=EAL + " --vdev=net_memif0,role=client,socket=" + sock)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.tmp.cleanup()
 
     def pair(self, server, client, wait=1.5):
         """server's command, then (after wait s) client's: both results."""
         return run_two(self, [RUN, "-c", self.server, "--"] + server,
                        [RUN, "-c", self.client, "--"] + client, ENV, wait, TIMEOUT)
-
-    def assert_both_ok(self, s, c):
-        for name, (rc, out, err) in (("server", s), ("client", c)):
-            self.assertEqual(rc, 0, "%s: exit %d\n%s\n%s" % (name, rc, out, err))
 
     def test_rping_verifies_a_thousand_pings(self):
         s, c = self.pair(["rping", "-s", "-a", "192.0.2.1", "-V", "-C", "1000"],

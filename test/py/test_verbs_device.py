@@ -307,8 +307,9 @@ class Device(unittest.TestCase):
                          "defined but neither libibverbs' nor librdmacm's")
 
 
-class Pair(unittest.TestCase):
-    """Two processes on memif: the tools end to end."""
+class MemifPair(unittest.TestCase):
+    """Two mwpath configurations on one memif link, for two processes:
+    cls.server (192.0.2.1, 2001:db8::1) and cls.client (.2, ::2)."""
 
     @classmethod
     def setUpClass(cls):
@@ -325,6 +326,14 @@ class Pair(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
+    def assert_both_ok(self, s, c):
+        for name, (rc, out, err) in (("server", s), ("client", c)):
+            self.assertEqual(rc, 0, "%s: exit %d\n%s\n%s" % (name, rc, out, err))
+
+
+class Pair(MemifPair):
+    """Two processes on memif: the tools end to end."""
+
     def pair(self, *cmd, env=None):
         """cmd on both sides (the client names the server): both results.
         The TCP port of their exchange is one the kernel just found free
@@ -337,10 +346,6 @@ class Pair(unittest.TestCase):
         return run_two(self, [RUN, "-c", self.server, "--"] + args,
                        [RUN, "-c", self.client, "--"] + args + ["localhost"],
                        {**ENV, **(env or {})}, 1.0, TOOL_TIMEOUT)
-
-    def assert_both_ok(self, s, c):
-        for name, (rc, out, err) in (("server", s), ("client", c)):
-            self.assertEqual(rc, 0, "%s: exit %d\n%s\n%s" % (name, rc, out, err))
 
     def test_ibv_rc_pingpong_below_at_and_above_the_mtu(self):
         for size in (64, 1024, 4096):
