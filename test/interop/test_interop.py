@@ -19,7 +19,6 @@ Writes the results table to $MWPATH_BUILD/interop-results.md.
 import glob
 import os
 import re
-import signal
 import subprocess
 import sys
 import time
