@@ -1197,10 +1197,15 @@ rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	 * endpoint's request gets its QP here, as librdmacm makes it */
 	{
 		struct rid *c = rid_of(e->id);
+		struct rchan *own = chan_new();
 
-		c->own = chan_new();
-		if (c->own != NULL)
-			c->id.channel = &c->own->ch;
+		/* (under the lock: the CM thread, or the system's relay, posts
+		 * c's next events to its channel) */
+		pthread_mutex_lock(&rlock);
+		c->own = own;
+		if (own != NULL)
+			c->id.channel = &own->ch;
+		pthread_mutex_unlock(&rlock);
 		c->id.event = e;
 		if (r->ep_qp) {
 			struct ibv_qp_init_attr a = r->ep_attr;
