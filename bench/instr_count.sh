@@ -3,7 +3,10 @@
 #
 # Instructions per request inside mwp_queue_rx, by callgrind: a figure
 # the machine's noise does not move, for comparing builds of the responder
-# (docs/benchmarks.md quotes it).  valgrind runs the four-lane CRC (it has
+# (docs/benchmarks.md quotes it).  Then the requester's (bench_req): per
+# work request, in ibv_post_send, in sending (mwp_engine_run and
+# mwp_queue_tx) and in completing (mwp_queue_rx taking the answers and
+# ibv_poll_cq).  valgrind runs the four-lane CRC (it has
 # no VPCLMULQDQ), so the CRC's share is larger than on the machine.
 #
 #   bench/instr_count.sh [BUILD_DIR]
@@ -27,7 +30,7 @@ build=${1:-build-instr}
 if [[ ! -d $build ]]; then
 	meson setup "$build" -Dcpu_instruction_set=generic -Dtests=false >/dev/null
 fi
-ninja -C "$build" bench/bench_resp >/dev/null
+ninja -C "$build" bench/bench_resp bench/bench_req >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # bench_resp --quick: 2000 bursts of 32, 5 runs
@@ -42,4 +45,31 @@ for w in 0 1 2 3 4; do
 		awk '/:mwp_queue_rx / && !done { gsub(",", "", $1); print $1; done = 1 }')
 	awk -v n="$n" -v r="$reqs" -v name="${names[$w]}" \
 		'BEGIN { printf "%-26s %14.1f\n", name, n / r }'
+done
+
+# Inclusive instructions of the functions named (callgrind's file $1).
+incl() {
+	local f=$1; shift
+	callgrind_annotate --inclusive=yes "$f" 2>/dev/null | awk -v names="$*" '
+		BEGIN { split(names, want, " "); for (i in want) need[want[i]] = 1 }
+		{
+			for (fn in need)
+				if (index($0, ":" fn " ") && !(fn in got)) {
+					v = $1; gsub(",", "", v); got[fn] = v; sum += v
+				}
+		}
+		END { print sum + 0 }'
+}
+# bench_req --quick: 2000 passes of 32 work requests, 5 runs
+wrs=$((2000 * 32 * 5))
+rnames=("64 B WRITE" "64 B SEND" "64 B READ" "FETCH_ADD" "CMP_SWAP")
+printf '\n%-26s %10s %10s %10s\n' "requester, workload" "post" "send" "complete"
+for w in 0 1 2 3 4; do
+	valgrind --tool=callgrind --callgrind-out-file="$out/cr.$w" \
+		"$build/bench/bench_req" --quick --workload "$w" >/dev/null 2>&1
+	post=$(incl "$out/cr.$w" mwp_op_post_send)
+	send=$(incl "$out/cr.$w" mwp_engine_run mwp_queue_tx)
+	comp=$(incl "$out/cr.$w" mwp_queue_rx mwp_op_poll_cq)
+	awk -v p="$post" -v s="$send" -v c="$comp" -v r="$wrs" -v name="${rnames[$w]}" \
+		'BEGIN { printf "%-26s %10.1f %10.1f %10.1f\n", name, p / r, s / r, c / r }'
 done
