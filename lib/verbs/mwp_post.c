@@ -76,7 +76,9 @@ make_wqe(struct mwp_qp *qp, const struct ibv_send_wr *wr, struct mwp_wqe *w)
 {
 	int ret;
 
-	memset(w, 0, sizeof(*w));
+	/* the header; SGEs or inline data are written as far as used
+	 * (mwp_wqe_size) */
+	memset(w, 0, offsetof(struct mwp_wqe, sge));
 	if (!opcode_ok(qp->ibqp.qp_type, wr->opcode) || wr->num_sge < 0 ||
 	    (uint32_t)wr->num_sge > qp->cap.max_send_sge)
 		return EINVAL;

@@ -7,6 +7,8 @@
  * (mwp_rq.c), and the state of its requester (req/) and responder
  * (resp/) sides.  Private. */
 
+#include <stddef.h>
+
 #include <rte_ring.h>
 
 #include "mwp_ah.h"
@@ -59,6 +61,18 @@ struct mwp_wqe {
 							 * copied at post time */
 	};
 };
+
+/* The bytes of a WQE that mean something: its header, and the SGEs it
+ * has or its inline data.  A WQE is 336 bytes for 16 SGEs and 256 inline
+ * bytes; one SGE is 80.  Posting, the send queue and the window copy
+ * only these (the rest is never read). */
+static inline size_t
+mwp_wqe_size(const struct mwp_wqe *w)
+{
+	return offsetof(struct mwp_wqe, sge) +
+	       ((w->flags & MWP_WQE_F_INLINE) ? w->inline_len :
+		w->num_sge * sizeof(w->sge[0]));
+}
 
 /* Where an executed WQE is on its way to its completion. */
 enum mwp_swqe_state {

@@ -64,6 +64,7 @@ int
 mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 {
 	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
+	struct rte_ring_zc_data zcd;
 
 	/* In ERR the WQE is taken and flushed with WR_FLUSH_ERR. */
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
@@ -74,10 +75,13 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 		return ENOMEM;
 	}
 	MWP_TSAN_RELEASE(qp->sq);
-	if (rte_ring_enqueue_elem(qp->sq, (void *)(uintptr_t)w, sizeof(*w)) != 0) {
+	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq, sizeof(*w), 1, &zcd, NULL) != 1) {
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
+	/* one slot is never split: the bytes that mean something, in place */
+	memcpy(zcd.ptr1, w, mwp_wqe_size(w));
+	rte_ring_enqueue_zc_elem_finish(qp->sq, 1);
 	mwp_sched_doorbell(qp);
 	return 0;
 }
@@ -86,6 +90,7 @@ int
 mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
 {
 	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
+	struct rte_ring_zc_data zcd;
 
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
 		return EINVAL;
@@ -96,10 +101,15 @@ mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
 		return ENOMEM;
 	}
 	MWP_TSAN_RELEASE(qp->sq);
-	if (rte_ring_enqueue_bulk_elem(qp->sq, w, sizeof(*w), n, NULL) != n) {
+	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq, sizeof(*w), n, &zcd, NULL) != n) {
 		__atomic_fetch_sub(&qp->sq_used, n, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
+	/* in place, as mwp_sq_post; the slots may wrap at the ring's end */
+	for (unsigned int i = 0; i < n; i++)
+		memcpy(i < zcd.n1 ? (struct mwp_wqe *)zcd.ptr1 + i :
+		       (struct mwp_wqe *)zcd.ptr2 + (i - zcd.n1), &w[i], mwp_wqe_size(&w[i]));
+	rte_ring_enqueue_zc_elem_finish(qp->sq, n);
 	mwp_sched_doorbell(qp);
 	return 0;
 }
@@ -174,7 +184,7 @@ swq_push(struct mwp_qp *qp, const struct mwp_wqe *w, enum ibv_wc_status st)
 	struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_tail++);
 
 	memset(&e->wc, 0, sizeof(e->wc));
-	e->w = *w;
+	memcpy(&e->w, w, mwp_wqe_size(w));
 	e->wc.wr_id = w->wr_id;
 	e->wc.status = st;
 	e->wc.opcode = wc_opcode(w->opcode);
@@ -338,18 +348,21 @@ mwp_sq_run(struct mwp_qp *qp, unsigned int max)
 	do {
 		pass = mwp_sq_deliver(qp);
 		while (max != 0 && qp->ibqp.state != IBV_QPS_ERR) {
-			struct mwp_wqe w;
+			struct rte_ring_zc_data zcd;
+			const struct mwp_wqe *w;
 			bool failed;
 
-			if (rte_ring_dequeue_bulk_elem_start(qp->sq, &w, sizeof(w), 1,
-							     NULL) != 1)
+			/* the WQE at the head, read where it is */
+			if (rte_ring_dequeue_zc_bulk_elem_start(qp->sq, sizeof(*w), 1, &zcd,
+							   NULL) != 1)
 				break;
 			MWP_TSAN_ACQUIRE(qp->sq);
-			if (blocked(qp, &w) || !execute(qp, &w, &failed)) {
-				rte_ring_dequeue_elem_finish(qp->sq, 0);
+			w = zcd.ptr1;
+			if (blocked(qp, w) || !execute(qp, w, &failed)) {
+				rte_ring_dequeue_zc_elem_finish(qp->sq, 0);
 				break;
 			}
-			rte_ring_dequeue_elem_finish(qp->sq, 1);
+			rte_ring_dequeue_zc_elem_finish(qp->sq, 1);
 			max--;
 			pass++;
 			if (failed)
