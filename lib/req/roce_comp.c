@@ -56,16 +56,26 @@ mwp_rnr_timer_us(uint8_t code)
 
 /* ---- completions and going back ---- */
 
-struct mwp_swqe *
-mwp_comp_oldest(const struct mwp_qp *qp)
+/* The first WQE with the requester at window position *pos or after it
+ * (*pos moves to it), or NULL. */
+static struct mwp_swqe *
+oldest_from(const struct mwp_qp *qp, uint32_t *pos)
 {
-	for (uint32_t pos = qp->sq_head; pos != qp->sq_tail; pos++) {
-		struct mwp_swqe *e = mwp_swqe_at(qp, pos);
+	for (; *pos != qp->sq_tail; (*pos)++) {
+		struct mwp_swqe *e = mwp_swqe_at(qp, *pos);
 
 		if (e->state == MWP_SWQE_REQ)
 			return e;
 	}
 	return NULL;
+}
+
+struct mwp_swqe *
+mwp_comp_oldest(const struct mwp_qp *qp)
+{
+	uint32_t pos = qp->sq_head;
+
+	return oldest_from(qp, &pos);
 }
 
 /* The window position of the started WQE holding psn, or sq_tail. */
@@ -176,10 +186,12 @@ static bool
 ack_to(struct mwp_qp *qp, uint32_t q)
 {
 	struct mwp_req *r = &qp->req;
+	uint32_t pos = qp->sq_head;	/* where the search goes on: one ACK
+					 * may complete a whole window */
 	bool moved = false;
 
 	while (r->una != r->psn && psn_diff(q, r->una) >= 0) {
-		struct mwp_swqe *e = mwp_comp_oldest(qp);
+		struct mwp_swqe *e = oldest_from(qp, &pos);
 
 		if (e == NULL || !e->started)
 			break;
