@@ -6,7 +6,9 @@
 # (docs/benchmarks.md quotes it).  Then the requester's (bench_req): per
 # work request, in ibv_post_send, in sending (mwp_engine_run and
 # mwp_queue_tx) and in completing (mwp_queue_rx taking the answers and
-# ibv_poll_cq).  valgrind runs the four-lane CRC (it has
+# ibv_poll_cq).  And the whole path (loop_verbs_bench on mwpath0 with
+# progress = calls: one thread does it all): per operation, from
+# ibv_post_send to the completion polled.  valgrind runs the four-lane CRC (it has
 # no VPCLMULQDQ), so the CRC's share is larger than on the machine.
 #
 #   bench/instr_count.sh [BUILD_DIR]
@@ -19,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 case ${1:-} in
 -h|--help)
-	sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'
 	exit 0 ;;
 -*)
 	echo "usage: bench/instr_count.sh [BUILD_DIR]" >&2
@@ -30,7 +32,8 @@ build=${1:-build-instr}
 if [[ ! -d $build ]]; then
 	meson setup "$build" -Dcpu_instruction_set=generic -Dtests=false >/dev/null
 fi
-ninja -C "$build" bench/bench_resp bench/bench_req >/dev/null
+ninja -C "$build" bench/bench_resp bench/bench_req bench/loop_verbs_bench \
+	provider/libmwpath-ibverbs.so >/dev/null
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # bench_resp --quick: 2000 bursts of 32, 5 runs
@@ -72,4 +75,18 @@ for w in 0 1 2 3 4; do
 	comp=$(incl "$out/cr.$w" mwp_queue_rx mwp_op_poll_cq)
 	awk -v p="$post" -v s="$send" -v c="$comp" -v r="$wrs" -v name="${rnames[$w]}" \
 		'BEGIN { printf "%-26s %10.1f %10.1f %10.1f\n", name, p / r, s / r, c / r }'
+done
+
+# loop_verbs_bench --quick: 3000 operations of each kind, 64 B
+printf '[device 0]\neal = --no-huge --no-pci --no-shconf -m 256 --vdev=net_null0,no-rx=1\nprogress = calls\n[port 0]\nmac = 02:00:00:00:00:01\nipv4 = 192.0.2.1\n' >"$out/loop.ini"
+printf '\n%-26s %10s\n' "whole path, operation" "instr/op"
+ops=(write send read fetch_add cmp_swap)
+onames=("64 B WRITE" "64 B SEND" "64 B READ" "FETCH_ADD" "CMP_SWAP")
+for i in 0 1 2 3 4; do
+	op=${ops[$i]}
+	"$build/provider/mwpath-run" -c "$out/loop.ini" -- valgrind --tool=callgrind \
+		--callgrind-out-file="$out/cl.$op" "$build/bench/loop_verbs_bench" --quick \
+		--op "$op" >/dev/null 2>&1
+	n=$(incl "$out/cl.$op" run_op)
+	awk -v n="$n" -v name="${onames[$i]}" 'BEGIN { printf "%-26s %10.1f\n", name, n / 3000 }'
 done

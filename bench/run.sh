@@ -39,6 +39,7 @@ if [[ ${#quick[@]} -eq 0 ]]; then
 else
 	"$b/bench_resp" --quick --keys 1024,65536 --payloads 64,1024 --json "$out/bench_resp.json"
 fi
+"$b/bench_req" "${quick[@]}" --json "$out/bench_req.json"
 "$b/bench_lcores" "${quick[@]}" --json "$out/bench_lcores.json"
 "$b/bench_keys_load" "${quick[@]}" --json "$out/bench_keys_load.json"
 cfg=$(mktemp)
@@ -46,6 +47,8 @@ trap 'rm -f "$cfg"' EXIT
 printf '[device 0]\neal = --no-huge --no-pci --no-shconf -m 256 --vdev=net_null0,no-rx=1\n[port 0]\nmac = 02:00:00:00:00:01\nipv4 = 192.0.2.1\n' >"$cfg"
 "$build/provider/mwpath-run" -c "$cfg" -- "$b/mw_verbs_bench" -d mwpath0 "${quick[@]}" \
 	--json "$out/mw_verbs_bench.json"
+"$build/provider/mwpath-run" -c "$cfg" -- "$b/loop_verbs_bench" -d mwpath0 "${quick[@]}" \
+	--json "$out/loop_verbs_bench.json"
 /usr/bin/python3 bench/pcap_rate.py "$build" 3 3 "${quick[@]}" --json "$out/pcap_rate.json"
 /usr/bin/python3 bench/perftest_rate.py "$build" 3 "${quick[@]}" --json "$out/perftest_rate.json" ||
 	echo "# perftest_rate: a test failed (see above)"

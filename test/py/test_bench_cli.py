@@ -18,8 +18,8 @@ import unittest
 
 from common import BUILD, SRC
 
-C_BENCHES = ["bench_wire", "bench_keys", "bench_resp", "bench_lcores", "bench_keys_load",
-             "mw_verbs_bench"]
+C_BENCHES = ["bench_wire", "bench_keys", "bench_resp", "bench_req", "bench_lcores",
+             "bench_keys_load", "mw_verbs_bench", "loop_verbs_bench"]
 PY_BENCHES = ["pcap_rate.py", "perftest_rate.py", "cm_rate.py"]
 TOOLS = ["compare.py", "plot.py"]
 PY = "/usr/bin/python3"
@@ -150,6 +150,26 @@ class BenchJson(unittest.TestCase):
                 r = run([os.path.join(BUILD, "bench", "bench_resp")] + bad)
                 self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
 
+    def test_bench_req_sweeps_sizes_and_every_operation(self):
+        doc = self.c_bench("bench_req", "--sizes", "64,4096")
+        names = {r["name"] for r in doc["results"]}
+        self.assertEqual(names, {"req_%s_%dB" % (w, s) for w in ("write", "send", "read")
+                                 for s in (64, 4096)} | {"req_fetch_add", "req_cmp_swap"})
+        for r in doc["results"]:
+            for k in ("post_ns", "send_ns", "completion_ns", "mpps"):
+                self.assertGreater(r[k], 0, r)
+            # a 4 KiB message at the 1 KiB path MTU is four packets; a READ
+            # request is one
+            self.assertEqual(r["packets_per_wr"], 4 if r["payload"] == 4096 and
+                             r["series"] != "read" else 1, r)
+
+    def test_bench_req_refuses_bad_options(self):
+        for bad in (["--sizes", "0"], ["--sizes", "8192"], ["--workload", "5"],
+                    ["--workload", "x"]):
+            with self.subTest(args=bad):
+                r = run([os.path.join(BUILD, "bench", "bench_req")] + bad)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+
     def test_bench_lcores(self):
         doc = self.c_bench("bench_lcores")
         self.assertEqual([r["lcores"] for r in doc["results"]], [1, 2])
@@ -173,6 +193,35 @@ class BenchJson(unittest.TestCase):
         doc = self.check_document(out, "mw_verbs_bench")
         self.assertTrue(doc["check_ok"])	# the figures under their earlier names too
         self.assertIn("write_64B", [r["name"] for r in doc["results"]])
+
+    def test_loop_verbs_bench_on_mwpath0_in_both_progress_modes(self):
+        for progress in ("thread", "calls"):
+            with self.subTest(progress=progress):
+                cfg = os.path.join(self.tmp.name, "loop-%s.ini" % progress)
+                with open(cfg, "w") as f:
+                    f.write("[device 0]\neal = --no-huge --no-pci --no-shconf -m 256 "
+                            "--vdev=net_null0,no-rx=1\nprogress = %s\n[port 0]\n"
+                            "mac = 02:00:00:00:00:01\nipv4 = 192.0.2.1\n" % progress)
+                out = self.path("loop_verbs_bench_" + progress)
+                r = run([RUN, "-c", cfg, "--", os.path.join(BUILD, "bench", "loop_verbs_bench"),
+                         "-d", "mwpath0", "--quick", "--sizes", "64,4096", "--json", out],
+                        timeout=120)
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+                doc = self.check_document(out, "loop_verbs_bench")
+                names = {x["name"] for x in doc["results"]}
+                self.assertEqual(names, {"loop_%s_%dB" % (o, n) for o in ("write", "send", "read")
+                                         for n in (64, 4096)} |
+                                 {"loop_fetch_add", "loop_cmp_swap"})
+                for x in doc["results"]:
+                    self.assertGreater(x["mpps"], 0, x)
+
+    def test_loop_verbs_bench_refuses_bad_options(self):
+        exe = os.path.join(BUILD, "bench", "loop_verbs_bench")
+        for bad in (["--sizes", "0"], ["--sizes", "8192"], ["--op", "nop"], ["-t", "0"],
+                    ["-t", "64", "-c", "65"], ["-n", "x"]):
+            with self.subTest(args=bad):
+                r = run([exe] + bad)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
 
     def test_pcap_rate(self):
         if shutil.which("dpdk-testpmd") is None:
@@ -203,7 +252,10 @@ class BenchJson(unittest.TestCase):
                  "--json", out], timeout=240)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         doc = self.check_document(out, "perftest_rate")
-        self.assertIn("ratio", [x for x in doc["results"] if x["name"] == "write_64B"][0])
+        by = {x["name"]: x for x in doc["results"]}
+        self.assertIn("ratio", by["write_64B"])
+        self.assertGreater(by["write_65536B"]["memcpy_mb_per_s"], 0)
+        self.assertGreater(by["send_lat_64B"]["median_us"], 0)
 
     def test_cm_rate(self):
         if shutil.which("cmtime") is None:
