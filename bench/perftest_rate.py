@@ -9,7 +9,10 @@ run: the ratio is what to compare between builds and machines.
                                                   (default: build, 3)
 
 Message rates are perftest's MsgRate (64 B, RC); bandwidths its BW
-average.  Each figure is the median of RUNS runs.  Both processes and
+average; latencies ib_write_lat's and ib_send_lat's t_typical (their
+median).  Bandwidths are set beside memcpy of the same size, measured here
+(libc's memmove through ctypes, a call's own cost subtracted).  Each
+figure is the median of RUNS runs.  Both processes and
 their progress threads share this machine's cores with perftest's own
 polling threads, so the pair's rate is far below what one polling lcore
 answers: the ratio says how much of the responder's rate reaches an
@@ -32,22 +35,27 @@ import benchjson  # noqa: E402
 
 EAL = "--no-huge --no-pci --no-shconf -m 256 --log-level=pmd.net.memif:error"
 TESTS = [
-    # (label, tool and args, size, figure: 'rate' Mpps or 'bw' MB/s, bench_resp
-    # result, name in the JSON)
+    # (label, tool and args, size, figure: 'rate' Mpps, 'bw' MB/s or 'lat' us
+    # (median), baseline: a bench_resp result or "memcpy" (of the size), name
+    # in the JSON)
     ("64 B WRITE", ["ib_write_bw", "-n", "20000"], 64, "rate", "write_64B_1024keys",
      "write_64B"),
     ("64 B READ", ["ib_read_bw", "-n", "10000"], 64, "rate", "read_8B_1024keys",
      "read_64B"),
-    ("64 B SEND", ["ib_send_bw", "-n", "20000"], 64, "rate", None, "send_64B"),
+    ("64 B SEND", ["ib_send_bw", "-n", "20000"], 64, "rate", "write_64B_1024keys",
+     "send_64B"),
     ("FETCH_ADD", ["ib_atomic_bw", "-A", "FETCH_AND_ADD", "-n", "10000"], 8, "rate",
      "fetch_add_1024keys", "fetch_add"),
     ("4 KiB WRITE", ["ib_write_bw", "-n", "5000"], 4096, "bw", None, "write_4096B"),
-    ("64 KiB WRITE", ["ib_write_bw", "-n", "1000"], 65536, "bw", None, "write_65536B"),
+    ("64 KiB WRITE", ["ib_write_bw", "-n", "1000"], 65536, "bw", "memcpy", "write_65536B"),
+    ("64 B WRITE lat", ["ib_write_lat", "-n", "5000"], 64, "lat", None, "write_lat_64B"),
+    ("64 B SEND lat", ["ib_send_lat", "-n", "5000"], 64, "lat", None, "send_lat_64B"),
 ]
-# --quick: two tests, short
+# --quick: three tests, short
 QUICK = [("64 B WRITE", ["ib_write_bw", "-n", "2000"], 64, "rate", "write_64B_1024keys",
           "write_64B"),
-         ("4 KiB WRITE", ["ib_write_bw", "-n", "500"], 4096, "bw", None, "write_4096B")]
+         ("64 KiB WRITE", ["ib_write_bw", "-n", "100"], 65536, "bw", "memcpy", "write_65536B"),
+         ("64 B SEND lat", ["ib_send_lat", "-n", "200"], 64, "lat", None, "send_lat_64B")]
 
 
 def config(path, mac, ip, sock, role):
@@ -91,10 +99,33 @@ def pair(run, tmp, args):
 
 
 def figure(out, size, kind):
+    """rate: MsgRate; bw: BW average; lat: t_typical (the third figure of
+    both kinds of table)."""
     m = re.search(r"^\s*%d\s+\d+\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)" % size, out or "", re.M)
     if m is None:
         return None
-    return float(m.group(3)) if kind == "rate" else float(m.group(2))
+    return float(m.group(2)) if kind == "bw" else float(m.group(3))
+
+
+def memcpy_mb_per_s(size, seconds=0.3):
+    """libc memmove of size bytes between two buffers, MB/s: calls through
+    ctypes for `seconds`, less the same number of calls copying nothing."""
+    import ctypes
+    libc = ctypes.CDLL(None)
+    src, dst = ctypes.create_string_buffer(size), ctypes.create_string_buffer(size)
+    mm = libc.memmove
+
+    def timed(n, nbytes):
+        t = time.perf_counter()
+        for _ in range(n):
+            mm(dst, src, nbytes)
+        return time.perf_counter() - t
+
+    n = 1000
+    while timed(n, size) < seconds:
+        n *= 2
+    best = min(timed(n, size) - timed(n, 0) for _ in range(3))
+    return n * size / best / 1e6
 
 
 def bench_resp(build, tmp):
@@ -137,9 +168,10 @@ def main():
                     figures[label].append(v)
             for k, v in bench_resp(build, tmp).items():
                 resp.setdefault(k, []).append(v)
+            resp.setdefault("memcpy", []).append(memcpy_mb_per_s(65536))
     print("# perftest_rate: two mwpath processes on net_memif (perftest unmodified), "
           "bench_resp in the same run; medians of %d" % runs)
-    print("%-14s %14s %22s %8s" % ("test", "perftest", "bench_resp (1 lcore)", "ratio"))
+    print("%-14s %14s %22s %8s" % ("test", "perftest", "baseline", "ratio"))
     results, failed = [], 0
     for label, args, size, kind, row, name in tests:
         vals = figures[label]
@@ -150,16 +182,20 @@ def main():
         if len(vals) < runs:
             print("# %s: %d of %d runs failed" % (label, runs - len(vals), runs))
         v = statistics.median(vals)
-        unit = "Mpps" if kind == "rate" else "MB/s"
+        unit = {"rate": "Mpps", "bw": "MB/s", "lat": "us"}[kind]
         res = {"name": name, "series": args[0], "what": label, "payload": size,
                "runs": len(vals)}
-        res["mpps" if kind == "rate" else "mb_per_s"] = v
-        if row is not None and resp.get(row):
+        res[{"rate": "mpps", "bw": "mb_per_s", "lat": "median_us"}[kind]] = v
+        if row == "memcpy" and resp.get(row):
             r = statistics.median(resp[row])
-            print("%-14s %9.3f %s %15.2f Mpps %8.3f" % (label, v, unit, r, v / r))
+            print("%-14s %9.3f %s %11.0f MB/s memcpy %8.3f" % (label, v, unit, r, v / r))
+            res.update({"memcpy_mb_per_s": r, "ratio": v / r})
+        elif row is not None and resp.get(row):
+            r = statistics.median(resp[row])
+            print("%-14s %9.3f %s %10.2f Mpps bench_resp %8.3f" % (label, v, unit, r, v / r))
             res.update({"bench_resp": row, "bench_resp_mpps": r, "ratio": v / r})
         else:
-            print("%-14s %9.3f %s %22s %8s" % (label, v, unit, "-", "-"))
+            print("%-14s %9.3f %-4s %22s %8s" % (label, v, unit, "-", "-"))
         results.append(res)
     benchjson.write(a.json, benchjson.document("perftest_rate", results, build))
     if failed:
