@@ -435,27 +435,6 @@ report(json_t *doc, enum workload w, uint32_t size, const struct figures *f)
 	bench_json_num(res, "ticks_per_wr", f->all * (double)rte_get_tsc_hz() / 1e9);
 }
 
-/* A comma-separated list of at most MAX_SWEEP sizes in [1, MAX_SIZE]. */
-static unsigned int
-parse_sizes(const char *arg, uint32_t *v)
-{
-	unsigned int n = 0;
-	const char *p = arg;
-
-	while (n < MAX_SWEEP) {
-		char *end;
-		unsigned long x = strtoul(p, &end, 10);
-
-		if (end == p || x < 1 || x > MAX_SIZE || (*end != ',' && *end != '\0'))
-			return 0;
-		v[n++] = (uint32_t)x;
-		if (*end == '\0')
-			return n;
-		p = end + 1;
-	}
-	return 0;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -499,7 +478,7 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else if (c == 's') {
-			nsizes = parse_sizes(optarg, sizes);
+			nsizes = bench_parse_list(optarg, sizes, MAX_SWEEP, 1, MAX_SIZE);
 			if (nsizes == 0) {
 				fprintf(stderr, "bench_req: --sizes: up to %d numbers, 1 to %d\n",
 					MAX_SWEEP, MAX_SIZE);

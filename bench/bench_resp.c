@@ -447,28 +447,6 @@ stages(struct setup *s, json_t *doc)
 	rte_pktmbuf_free_bulk(tmpl, BURST);
 }
 
-/* A comma-separated list of at most MAX_SWEEP numbers in [lo, hi] into
- * v; their count, or 0 if the list is not one. */
-static unsigned int
-parse_list(const char *arg, uint32_t *v, unsigned long lo, unsigned long hi)
-{
-	unsigned int n = 0;
-	const char *p = arg;
-
-	while (n < MAX_SWEEP) {
-		char *end;
-		unsigned long x = strtoul(p, &end, 10);
-
-		if (end == p || x < lo || x > hi || (*end != ',' && *end != '\0'))
-			return 0;
-		v[n++] = (uint32_t)x;
-		if (*end == '\0')
-			return n;
-		p = end + 1;
-	}
-	return 0;
-}
-
 static const char *const wl_key[W__MAX] = {
 	[WRITE64] = "write", [READ8] = "read_8B", [FETCH_ADD] = "fetch_add",
 	[MIX_DENIED] = "write_denied10_64B", [WRITE5K] = "write_5KB",
@@ -550,14 +528,14 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else if (c == 'k') {
-			nsizes = parse_list(optarg, sizes, 1, 1u << 22);
+			nsizes = bench_parse_list(optarg, sizes, MAX_SWEEP, 1, 1u << 22);
 			if (nsizes == 0) {
 				fprintf(stderr, "bench_resp: --keys: up to %d numbers, 1 to %u\n",
 					MAX_SWEEP, 1u << 22);
 				return 2;
 			}
 		} else if (c == 'p') {
-			npayloads = parse_list(optarg, payloads, 1, W5_SEG);
+			npayloads = bench_parse_list(optarg, payloads, MAX_SWEEP, 1, W5_SEG);
 			if (npayloads == 0) {
 				fprintf(stderr, "bench_resp: --payloads: up to %d numbers, 1 to %d\n",
 					MAX_SWEEP, W5_SEG);

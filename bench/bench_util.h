@@ -6,6 +6,7 @@
 
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -65,6 +66,29 @@ bench_quick_option(int argc, char **argv, const char *usage, const char **json)
 	if (optind != argc)
 		bench_usage_exit(usage, argv[0], '?');
 	return quick;
+}
+
+/* A comma-separated list of at most max numbers in [lo, hi] into v; their
+ * count, or 0 if the list is not one. */
+static inline unsigned int
+bench_parse_list(const char *arg, uint32_t *v, unsigned int max, unsigned long lo,
+		 unsigned long hi)
+{
+	unsigned int n = 0;
+	const char *p = arg;
+
+	while (n < max) {
+		char *end;
+		unsigned long x = strtoul(p, &end, 10);
+
+		if (end == p || x < lo || x > hi || (*end != ',' && *end != '\0'))
+			return 0;
+		v[n++] = (uint32_t)x;
+		if (*end == '\0')
+			return n;
+		p = end + 1;
+	}
+	return 0;
 }
 
 /* Median of n figures (sorts them). */

@@ -35,6 +35,8 @@
 #include <infiniband/verbs.h>
 
 #include "bench_json.h"
+#include "bench_util.h"
+#include "bench_verbs.h"
 
 #define MAX_SIZE	4096
 #define MAX_DEPTH	1024
@@ -63,10 +65,7 @@ static const uint8_t port = 1;
 static double
 now_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+	return now_ns() / 1e9;	/* bench_util.h */
 }
 
 static void
@@ -79,42 +78,13 @@ die(const char *what, int err)
 static void
 connect_qp(struct ibv_qp *qp, uint32_t peer, const union ibv_gid *gid, enum ibv_mtu mtu)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = port, .pkey_index = 0,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE,
-	};
-	int ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_ACCESS_FLAGS);
+	const char *step;
+	const int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
+	int ret = bench_connect_rc(qp, port, peer, gid, gid_index, mtu, access, &step);
 
 	if (ret != 0)
-		die("modify to INIT", ret);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = peer;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = port;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret != 0)
-		die("modify to RTR", ret);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 16;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (ret != 0)
-		die("modify to RTS", ret);
+		die(step, ret);
 }
 
 static void
@@ -215,26 +185,6 @@ run_op(enum op op, uint32_t size, unsigned int iters)
 	return now_s() - t0;
 }
 
-static unsigned int
-parse_sizes(const char *arg, uint32_t *v)
-{
-	unsigned int n = 0;
-	const char *p = arg;
-
-	while (n < MAX_SWEEP) {
-		char *end;
-		unsigned long x = strtoul(p, &end, 10);
-
-		if (end == p || x < 1 || x > MAX_SIZE || (*end != ',' && *end != '\0'))
-			return 0;
-		v[n++] = (uint32_t)x;
-		if (*end == '\0')
-			return n;
-		p = end + 1;
-	}
-	return 0;
-}
-
 static const char usage[] =
 	"usage: %s [-d DEV] [-x GID_INDEX] [-n ITERS] [-t TX_DEPTH] [-c CQ_MOD]\n"
 	"          [--sizes S,...] [--op NAME] [--quick] [--json FILE]\n"
@@ -268,10 +218,10 @@ main(int argc, char **argv)
 	json_t *doc = bench_json_new("loop_verbs_bench", argc, argv);
 	bool quick = false, sizes_given = false;
 	struct ibv_qp_init_attr ia = { .qp_type = IBV_QPT_RC };
-	struct ibv_device **list;
+	const char *what;
 	struct ibv_port_attr pa;
 	union ibv_gid gid;
-	int only = -1, n, c;
+	int only = -1, c, err;
 
 	while ((c = getopt_long(argc, argv, "d:x:n:t:c:h", lo, NULL)) != -1) {
 		char *end = NULL;
@@ -292,7 +242,7 @@ main(int argc, char **argv)
 		case 't': depth = (unsigned int)v; break;
 		case 'c': cq_mod = (unsigned int)v; break;
 		case 'S':
-			nsizes = parse_sizes(optarg, sizes);
+			nsizes = bench_parse_list(optarg, sizes, MAX_SWEEP, 1, MAX_SIZE);
 			sizes_given = true;
 			if (nsizes == 0) {
 				fprintf(stderr, "loop_verbs_bench: --sizes: up to %d numbers, "
@@ -334,17 +284,9 @@ main(int argc, char **argv)
 			nsizes = 1;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n == 0)
-		die("no RDMA device", ENODEV);
-	for (int i = 0; i < n && ctx == NULL; i++)
-		if (dev_name == NULL || strcmp(ibv_get_device_name(list[i]), dev_name) == 0)
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	ctx = bench_open_device(dev_name, port, gid_index, &pa, &gid, &what, &err);
 	if (ctx == NULL)
-		die(dev_name != NULL ? dev_name : "ibv_open_device", ENODEV);
-	if (ibv_query_port(ctx, port, &pa) != 0 || ibv_query_gid(ctx, port, gid_index, &gid) != 0)
-		die("port or GID query", EINVAL);
+		die(what, err);
 	pd = ibv_alloc_pd(ctx);
 	bufa = aligned_alloc(4096, REGION);
 	bufb = aligned_alloc(4096, REGION);

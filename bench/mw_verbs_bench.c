@@ -44,6 +44,7 @@
 #include <infiniband/verbs.h>
 
 #include "bench_json.h"
+#include "bench_verbs.h"
 
 #define DEPTH		64	/* send queue, and operations in flight */
 #define REGION		(1u << 20)
@@ -172,44 +173,13 @@ rdma(enum ibv_wr_opcode op, uint32_t rkey, uint64_t id)
 static void
 connect_qp(struct ibv_qp *qp, uint32_t peer, const union ibv_gid *gid, enum ibv_mtu mtu)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = port, .pkey_index = 0,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_LOCAL_WRITE,
-	};
-	int ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-				IBV_QP_ACCESS_FLAGS);
+	const char *step;
+	const int access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			  IBV_ACCESS_LOCAL_WRITE;
+	int ret = bench_connect_rc(qp, port, peer, gid, gid_index, mtu, access, &step);
 
 	if (ret != 0)
-		die("modify to INIT", ret);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu;
-	a.dest_qp_num = peer;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = 16;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = *gid;
-	a.ah_attr.grh.sgid_index = (uint8_t)gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = port;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (ret != 0)
-		die("modify to RTR", ret);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0;
-	a.max_rd_atomic = 16;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			    IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	if (ret != 0)
-		die("modify to RTS", ret);
+		die(step, ret);
 }
 
 /* Both QPs back to RESET and connected again (a refused access ends the
@@ -323,11 +293,11 @@ main(int argc, char **argv)
 	};
 	const char *dev_name = NULL, *json = NULL;
 	unsigned int ops = 20000, every = 100;
-	struct ibv_device **list;
+	const char *what;
 	struct ibv_port_attr pa;
 	double t0, *lat, pairs, wr_rate, rd_rate, inv50, inv99, ref50, ref99;
 	uint32_t key;
-	int n, c, refusals, access_events;
+	int n, c, err, refusals, access_events;
 	bool ok = true;
 
 	while ((c = getopt_long(argc, argv, "d:g:x:n:r:s:h", longopts, NULL)) != -1) {
@@ -357,17 +327,9 @@ main(int argc, char **argv)
 			REGION - WIN_OFF);
 		return 2;
 	}
-	list = ibv_get_device_list(&n);
-	if (list == NULL || n == 0)
-		die("no RDMA device", ENODEV);
-	for (int i = 0; i < n && ctx == NULL; i++)
-		if (dev_name == NULL || strcmp(ibv_get_device_name(list[i]), dev_name) == 0)
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
+	ctx = bench_open_device(dev_name, port, gid_index, &pa, &gid, &what, &err);
 	if (ctx == NULL)
-		die(dev_name != NULL ? dev_name : "ibv_open_device", ENODEV);
-	if (ibv_query_port(ctx, port, &pa) != 0 || ibv_query_gid(ctx, port, gid_index, &gid) != 0)
-		die("port or GID query", EINVAL);
+		die(what, err);
 	pd = ibv_alloc_pd(ctx);
 	owner_buf = calloc(1, REGION);
 	req_buf = calloc(1, REGION);
