@@ -74,13 +74,14 @@ mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
-	MWP_TSAN_RELEASE(qp->sq);
 	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq, sizeof(*w), 1, &zcd, NULL) != 1) {
 		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
-	/* one slot is never split: the bytes that mean something, in place */
+	/* one slot is never split: the bytes that mean something, in place,
+	 * then published (the release after the writes it covers) */
 	memcpy(zcd.ptr1, w, mwp_wqe_size(w));
+	MWP_TSAN_RELEASE(qp->sq);
 	rte_ring_enqueue_zc_elem_finish(qp->sq, 1);
 	mwp_sched_doorbell(qp);
 	return 0;
@@ -100,7 +101,6 @@ mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
 		__atomic_fetch_sub(&qp->sq_used, n, __ATOMIC_RELEASE);
 		return ENOMEM;
 	}
-	MWP_TSAN_RELEASE(qp->sq);
 	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq, sizeof(*w), n, &zcd, NULL) != n) {
 		__atomic_fetch_sub(&qp->sq_used, n, __ATOMIC_RELEASE);
 		return ENOMEM;
@@ -109,6 +109,7 @@ mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
 	for (unsigned int i = 0; i < n; i++)
 		memcpy(i < zcd.n1 ? (struct mwp_wqe *)zcd.ptr1 + i :
 		       (struct mwp_wqe *)zcd.ptr2 + (i - zcd.n1), &w[i], mwp_wqe_size(&w[i]));
+	MWP_TSAN_RELEASE(qp->sq);
 	rte_ring_enqueue_zc_elem_finish(qp->sq, n);
 	mwp_sched_doorbell(qp);
 	return 0;
