@@ -162,8 +162,9 @@ run_tsan() {
 # cores, most of it emulation.
 run_aarch64() {
 	local dir=build-aarch64 t0=$SECONDS binfmt
-	# the sysroot the cross file names; QEMU_CPU=max has PMULL and CRC32
-	local -x QEMU_LD_PREFIX=/var/cache/mwpath-aarch64/sysroot QEMU_CPU=max
+	# the sysroot the cross file names; QEMU_CPU=max has PMULL and CRC32;
+	# G_SLICE: see the cross file (qemu-user's glib and a guest fork)
+	local -x QEMU_LD_PREFIX=/var/cache/mwpath-aarch64/sysroot QEMU_CPU=max G_SLICE=always-malloc
 	local -x UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 	echo "== $dir: cross build for aarch64, tested under qemu-aarch64"
 	aarch64_fail() {
