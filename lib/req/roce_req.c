@@ -396,17 +396,21 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 			return false;
 		}
 		again = psn_diff(r->tx_psn, r->sent_psn) < 0;
+		/* the ACK timer runs while anything is unacknowledged, from
+		 * the first packet sent with nothing outstanding (the timer
+		 * may be armed already: the wait for the peer's MAC uses it,
+		 * and its clock must not be older than this packet) */
+		if (rc && (r->una == r->sent_psn || !mwp_timer_armed(&r->tmr))) {
+			r->ack_clock = mwp_sched_now(qp);
+			if (!mwp_timer_armed(&r->tmr))
+				mwp_comp_arm_ack_timer(qp);
+		}
 		mwp_tx_queue(tx, m, icrc == 1);
 		if (again) {
 			r->st.retrans++;
 		} else {
 			r->st.pkts++;
 			r->sent_psn = (uint32_t)next;
-		}
-		/* the ACK timer runs while anything is unacknowledged */
-		if (rc && !mwp_timer_armed(&r->tmr)) {
-			r->ack_clock = mwp_sched_now(qp);
-			mwp_comp_arm_ack_timer(qp);
 		}
 		r->tx_psn = (uint32_t)next;
 		if (psn_diff(r->tx_psn, e->last_psn) > 0)

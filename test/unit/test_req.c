@@ -9,6 +9,7 @@
  * the last PSN sent) are counted and write nothing outside the WQE's
  * buffers.
  */
+#include "mwp_neigh_priv.h"
 #include "wire_fixture.h"
 
 #define MTU 1024
@@ -23,10 +24,11 @@ setup(void)
 
 TestSuite(req, .init = setup, .fini = wire_teardown);
 
-/* An RC (or UC) QP on the wire with the requester attributes given. */
+/* An RC (or UC) QP in RTS with the requester attributes given, not yet
+ * on the wire. */
 static struct ibv_qp *
-req_qp(enum ibv_qp_type type, uint8_t timeout, uint8_t retry, uint8_t rnr,
-       uint8_t max_rd, uint32_t sq_psn, const char *peer_gid)
+req_qp_rts(enum ibv_qp_type type, uint8_t timeout, uint8_t retry, uint8_t rnr,
+	   uint8_t max_rd, uint32_t sq_psn, const char *peer_gid)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = type,
@@ -62,6 +64,16 @@ req_qp(enum ibv_qp_type type, uint8_t timeout, uint8_t retry, uint8_t rnr,
 	cr_assert_eq(mwp_modify_qp(q, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 		(rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 		 IBV_QP_MAX_QP_RD_ATOMIC : 0)), 0);
+	return q;
+}
+
+/* And on the wire, its peer's MAC known. */
+static struct ibv_qp *
+req_qp(enum ibv_qp_type type, uint8_t timeout, uint8_t retry, uint8_t rnr,
+       uint8_t max_rd, uint32_t sq_psn, const char *peer_gid)
+{
+	struct ibv_qp *q = req_qp_rts(type, timeout, retry, rnr, max_rd, sq_psn, peer_gid);
+
 	wire_attach(q);
 	return q;
 }
@@ -753,6 +765,54 @@ Test(req, progress_restarts_the_ack_timer)
 	}
 	cr_expect_eq(to_mqp(q)->req.st.timeouts, 0);
 	cr_expect_eq(to_mqp(q)->req.st.retrans, 0);
+}
+
+/* The wait for the peer's MAC runs on the ACK timer's own timer: the
+ * packets that leave once the MAC is known, while that wait's timer is
+ * still armed, start the ACK clock all the same.  Before, the wait's
+ * timer found a clock never started and sent everything again at once
+ * (every perftest run began with a window sent twice). */
+Test(req, the_first_packets_after_the_peers_mac_is_learnt_are_not_sent_twice)
+{
+	uint8_t ip[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 77 };
+	const uint64_t t_us = mwp_ack_timeout_ns(14) / 1000;
+	struct ibv_qp *q = req_qp_rts(IBV_QPT_RC, 14, 7, 7, 4, 0, "::ffff:192.0.2.77");
+	const struct wire_frame *f[8];
+	struct rte_ether_addr peer;
+	unsigned int before;
+
+	mwp_engine_stop(wire.eng);
+	cr_assert_eq(mwp_port_attach_qp(wire.port, q), 0);	/* no MAC */
+	mwp_engine_start(wire.eng);
+	post(q, IBV_WR_SEND, 1, 0, 8);
+	pump(3);
+	cr_assert_eq(requests(0, f, 8), 0, "no MAC yet: nothing sent");
+	cr_expect_gt(to_mqp(q)->req.st.unresolved, 0);
+	/* the answer comes; the next post sends before the wait's timer runs */
+	rte_ether_unformat_addr(PEER_MAC, &peer);
+	mwp_neigh_learn(wire.port->neigh, ip, &peer, true, true, wire.now);
+	before = wire.nb_frames;
+	post(q, IBV_WR_SEND, 2, 0, 8);
+	pump(3);
+	cr_assert_eq(requests(before, f, 8), 2, "both SENDs leave");
+	/* the wait's timer runs (MAC_RETRY_US), and later ones, short of
+	 * the ACK timeout: nothing goes again */
+	for (int i = 0; i < 8; i++)
+		wire_advance_us(t_us / 16);
+	cr_expect_eq(requests(before, f, 8), 2, "sent again before the ACK timeout");
+	cr_expect_eq(to_mqp(q)->req.st.timeouts, 0);
+	cr_expect_eq(to_mqp(q)->req.st.retrans, 0);
+	wire_ack(q->qp_num, 1);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_SEND);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_SEND);
+	/* and a real timeout still sends again */
+	post(q, IBV_WR_SEND, 3, 0, 8);
+	pump(3);
+	for (int i = 0; i < 12 && to_mqp(q)->req.st.timeouts == 0; i++)
+		wire_advance_us(t_us / 4);
+	pump(3);
+	cr_expect_eq(to_mqp(q)->req.st.timeouts, 1);
+	cr_expect_eq(to_mqp(q)->req.st.retrans, 1);
 }
 
 Test(req, timeout_zero_means_wait_forever)
