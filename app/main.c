@@ -172,7 +172,8 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 			return -1;
 		}
 		mwp_port_set_mempool(run->ports[pid], mp);
-		if (mwp_ethdev_start(pid, (uint16_t)lpp, mp, &pc.mac) != 0) {
+		if (mwp_ethdev_start(pid, (uint16_t)lpp, mp, &pc.mac,
+				     pc.mtu + MWP_IP_OVERHEAD) != 0) {
 			fprintf(stderr, "mwpath: port %u: cannot start (see log above)\n",
 				pid);
 			return -1;
@@ -238,6 +239,7 @@ main(int argc, char **argv)
 	char **eal_argv, **app_argv;
 	int eal_argc, app_argc, sep = -1, ret, status = EXIT_FAILURE;
 	struct rte_mempool *mp;
+	uint16_t room = RTE_MBUF_DEFAULT_BUF_SIZE;
 	unsigned int id;
 	char conf_path[PATH_MAX];
 
@@ -325,9 +327,16 @@ main(int argc, char **argv)
 		fprintf(stderr, "mwpath: out of memory\n");
 		goto out_free;
 	}
+	/* one pool for all ports: its mbufs hold the largest port's frames */
+	for (uint16_t pid = 0; pid < run.nb_ports; pid++) {
+		struct mwp_port_conf pc;
+
+		app_config_port(&cfg, pid, &pc);
+		room = RTE_MAX(room, mwp_port_mbuf_room(pc.mtu));
+	}
 	mp = rte_pktmbuf_pool_create("mwp_mbuf",
 		run.nb_ports * (opt.lcores_per_port * 2 * 1024 + 1024) + run.nb_lcores * (MBUF_CACHE + 2 * MWP_RX_BURST) + 1023,
-		MBUF_CACHE, 0, RTE_MBUF_DEFAULT_BUF_SIZE, rte_socket_id());
+		MBUF_CACHE, 0, room, rte_socket_id());
 	if (mp == NULL) {
 		fprintf(stderr, "mwpath: cannot create the mbuf pool: %s\n",
 			rte_strerror(rte_errno));

@@ -11,7 +11,7 @@
 
 int
 mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues, struct rte_mempool *mp,
-		 const struct rte_ether_addr *mac)
+		 const struct rte_ether_addr *mac, uint32_t ip_mtu)
 {
 	struct rte_eth_conf conf;
 	struct rte_eth_dev_info info;
@@ -31,6 +31,34 @@ mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues, struct rte_mempool *mp,
 			port_id, info.driver_name, nb_queues,
 			info.max_rx_queues, info.max_tx_queues);
 		return -EINVAL;
+	}
+	/* A path MTU of 2048 or 4096 needs jumbo frames, as on a RoCE NIC;
+	 * frames must also fit the pool's mbufs (the builders write one
+	 * frame into one mbuf) */
+	if (ip_mtu > RTE_ETHER_MTU) {
+		const uint32_t frame = ip_mtu + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN;
+
+		if (frame + RTE_PKTMBUF_HEADROOM > rte_pktmbuf_data_room_size(mp)) {
+			MWP_LOG(ERR, "port %u (%s): the RoCE path MTU needs frames of %u bytes; the pool's mbufs hold %u",
+				port_id, info.driver_name, frame,
+				rte_pktmbuf_data_room_size(mp) - RTE_PKTMBUF_HEADROOM);
+			return -EINVAL;
+		}
+		if (ip_mtu <= info.max_mtu && frame <= info.max_rx_pktlen) {
+			conf.rxmode.mtu = ip_mtu;
+		} else if (rte_eth_dev_set_mtu(port_id, (uint16_t)ip_mtu) == -ENOTSUP) {
+			/* a device with no MTU of its own (memif, ring, null,
+			 * pcap) carries what it is given, whatever its
+			 * nominal largest frame */
+			MWP_LOG(DEBUG, "port %u (%s): no MTU to set; frames of %u bytes go as they are",
+				port_id, info.driver_name, frame);
+		} else {
+			MWP_LOG(ERR, "port %u (%s): the RoCE path MTU needs a link MTU of %u bytes; the device carries up to %u",
+				port_id, info.driver_name, ip_mtu,
+				RTE_MIN((uint32_t)info.max_mtu,
+					info.max_rx_pktlen - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN));
+			return -EINVAL;
+		}
 	}
 	/* Several queues: spread by UDP ports.  A RoCE NIC keeps one UDP
 	 * source port per QP, so each QP stays on one queue (its responder

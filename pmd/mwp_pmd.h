@@ -93,11 +93,16 @@ struct mwp_lcore {
  *   Mempool for received frames.
  * @param mac
  *   MAC address to set on the port, or NULL to keep the port's own.
+ * @param ip_mtu
+ *   The link MTU (IP bytes) the port's RoCE path MTU needs; up to
+ *   Ethernet's 1500 the device's own is kept, above it the device is
+ *   asked for it (an error if it cannot carry it).
  * @return
  *   0, or a negative errno; the reason is logged.
  */
 int mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues,
-		     struct rte_mempool *mp, const struct rte_ether_addr *mac);
+		     struct rte_mempool *mp, const struct rte_ether_addr *mac,
+		     uint32_t ip_mtu);
 
 /**
  * Stop and close an ethdev port (a pcap vdev flushes its tx file here).

@@ -491,17 +491,18 @@ start_port(struct mwp_ibv_dev *d)
 	const uint64_t deadline = start + d->conf.peer_wait_ms * ms;
 	const uint32_t level = rte_log_get_global_level();
 	struct rte_eth_dev_info info;
+	const uint32_t ip_mtu = d->pc.mtu + MWP_IP_OVERHEAD;
 	bool client;
 	int ret;
 
 	client = memif_client(pid, &info);
 	if (!client)
-		return mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
+		return mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac, ip_mtu);
 	/* quietly while it waits (the driver says why at each try); the
 	 * last try, after the wait, says why it failed */
 	rte_log_set_global_level(RTE_LOG_CRIT);
 	for (;;) {
-		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
+		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac, ip_mtu);
 		if (ret == 0) {
 			const uint64_t t = rte_rdtsc();
 
@@ -519,7 +520,7 @@ start_port(struct mwp_ibv_dev *d)
 	}
 	rte_log_set_global_level(level);
 	if (ret != 0)
-		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac);
+		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac, ip_mtu);
 	return ret;
 }
 
@@ -546,7 +547,7 @@ start_device(struct mwp_ibv_dev *d)
 	}
 	snprintf(name, sizeof(name), "mwp_ibv%u", d->index);
 	d->mp = rte_pktmbuf_pool_create(name, NB_MBUFS, MBUF_CACHE, 0,
-					RTE_MBUF_DEFAULT_BUF_SIZE, rte_eth_dev_socket_id(pid));
+					mwp_port_mbuf_room(d->pc.mtu), rte_eth_dev_socket_id(pid));
 	d->pc.nb_queues = 1;
 	d->port = d->mp != NULL ? mwp_port_create(&d->pc, pid, rte_eth_dev_socket_id(pid)) :
 				  NULL;

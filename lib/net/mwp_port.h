@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include <rte_ether.h>
+#include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
@@ -92,6 +93,31 @@ struct mwp_port {
  *   true for 256, 512, 1024, 2048 and 4096.
  */
 bool mwp_mtu_valid(unsigned int mtu);
+
+/**
+ * Bytes an IP packet carrying RoCEv2 adds to its path MTU's payload at
+ * most: IPv6 (40), UDP (8), BTH (12), the longest extended headers
+ * (AtomicETH, 28), pad (3) and ICRC (4), rounded up.  A port whose RoCE
+ * path MTU plus this exceeds Ethernet's 1500 needs a larger MTU on its
+ * link (jumbo frames), as a RoCE NIC's active MTU 4096 needs 9000.
+ */
+#define MWP_IP_OVERHEAD		96
+
+/** And with the Ethernet header and a VLAN tag: a frame's bytes. */
+#define MWP_FRAME_OVERHEAD	(MWP_IP_OVERHEAD + RTE_ETHER_HDR_LEN + RTE_VLAN_HLEN)
+
+/**
+ * The data room (headroom included) of the mbufs of a port whose RoCE
+ * path MTU is @p mtu: its largest frame in one segment, for the builders
+ * write a frame into one mbuf; never less than DPDK's default.
+ */
+static inline uint16_t
+mwp_port_mbuf_room(uint16_t mtu)
+{
+	const unsigned int room = RTE_PKTMBUF_HEADROOM + mtu + MWP_FRAME_OVERHEAD;
+
+	return (uint16_t)(room > RTE_MBUF_DEFAULT_BUF_SIZE ? room : RTE_MBUF_DEFAULT_BUF_SIZE);
+}
 
 /**
  * Create a port.

@@ -222,6 +222,18 @@ class Device(unittest.TestCase):
         self.assertEqual(r.returncode < 0, False, "no crash: %d" % r.returncode)
         self.assertIn("mwpath0: DPDK port 0 does not exist", r.stderr)
 
+    def test_a_path_mtu_the_link_cannot_carry_fails_to_open_with_one_line(self):
+        """mtu = 4096 on net_af_packet, whose frames stop at 1518 bytes:
+        the device says which MTU it needs and which it has."""
+        cfg = os.path.join(self.tmp.name, "jumbo.ini")
+        config(cfg, "02:00:00:00:00:09", "192.0.2.9", mtu=4096,
+               eal=EAL + " --vdev=net_af_packet0,iface=lo")
+        r = run(cfg, "ibv_devinfo", "-d", "mwpath0")
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(r.returncode < 0, False, "no crash: %d" % r.returncode)
+        self.assertIn("port 0 (net_af_packet): the RoCE path MTU needs a link MTU of 4192 "
+                      "bytes; the device carries up to 1500", r.stderr)
+
     def test_the_environment_gives_the_eal_arguments_instead(self):
         env = dict(ENV, MWPATH_CONFIG=self.cfg,
                    MWPATH_EAL=EAL + " --vdev=net_null0,no-rx=1 --vdev=net_null1,no-rx=1")
@@ -312,16 +324,19 @@ class MemifPair(unittest.TestCase):
     """Two mwpath configurations on one memif link, for two processes:
     cls.server (192.0.2.1, 2001:db8::1) and cls.client (.2, ::2)."""
 
+    MTU = 1024		# the ports' path MTU
+    MEMIF = ""		# more memif arguments
+
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         sock = os.path.join(cls.tmp.name, "memif.sock")
         cls.server = os.path.join(cls.tmp.name, "server.ini")
         cls.client = os.path.join(cls.tmp.name, "client.ini")
-        config(cls.server, "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1",
-               eal=EAL + " --vdev=net_memif0,role=server,socket=" + sock)
-        config(cls.client, "02:00:00:00:00:02", "192.0.2.2", "2001:db8::2",
-               eal=EAL + " --vdev=net_memif0,role=client,socket=" + sock)
+        config(cls.server, "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1", mtu=cls.MTU,
+               eal=EAL + " --vdev=net_memif0,role=server,socket=" + sock + cls.MEMIF)
+        config(cls.client, "02:00:00:00:00:02", "192.0.2.2", "2001:db8::2", mtu=cls.MTU,
+               eal=EAL + " --vdev=net_memif0,role=client,socket=" + sock + cls.MEMIF)
 
     @classmethod
     def tearDownClass(cls):
@@ -580,6 +595,57 @@ class Pair(MemifPair):
             subprocess.run(["pkill", "-9", "-f", self.tmp.name], check=False)
             out, err = p.communicate()
             return None, out, err + "\n(killed after %d s)" % TOOL_TIMEOUT
+
+
+class JumboPair(MemifPair):
+    """A path MTU of 4096 (as a RoCE NIC on a link of jumbo frames):
+    memif's buffers (bsize) hold the largest frame, the device's mbufs
+    are sized for it (before, a 4096-byte packet did not fit them and
+    every request above 2 KiB failed).  The counters say that every
+    frame was taken, at 4096 bytes a packet."""
+
+    MTU = 4096
+    MEMIF = ",bsize=8192"
+
+    pair = Pair.pair
+    bw_row = Pair.bw_row
+
+    def counters(self, err):
+        line = re.search(r"mwpath0: rx (\d+) accepted (\d+) ctrl (\d+) tx (\d+)(.*)", err)
+        self.assertIsNotNone(line, err)
+        rx, accepted, ctrl, tx = (int(x) for x in line.groups()[:4])
+        return rx, accepted, ctrl, tx, line.group(5)
+
+    def test_ibv_rc_pingpong_at_4096(self):
+        """16 KiB SENDs in 4096-byte packets, the data checked (-c)."""
+        s, c = self.pair("ibv_rc_pingpong", "-d", "mwpath0", "-g", "0", "-m", "4096",
+                         "-s", "16384", "-n", "50", "-c", env={"MWPATH_STATS": "1"})
+        self.assert_both_ok(s, c)
+        for rc, out, err in (s, c):
+            self.assertRegex(out, r"1638400 bytes in [\d.]+ seconds")
+            rx, accepted, ctrl, tx, drops = self.counters(err)
+            self.assertEqual(rx, accepted + ctrl, err)
+            # 50 SENDs of 4 packets each way, and their ACKs
+            self.assertGreaterEqual(tx, 200, err)
+            self.assertLess(tx, 2 * 200 + 10, err)
+
+    def test_perftest_writes_and_reads_64_kib_in_4096_byte_packets(self):
+        for tool in ("ib_write_bw", "ib_read_bw"):
+            with self.subTest(tool=tool):
+                s, c = self.pair(tool, "-d", "mwpath0", "-x", "0", "-s", "65536",
+                                 "-n", "200", env={"MWPATH_STATS": "1"})
+                self.assert_both_ok(s, c)
+                self.assertRegex(c[1], r"Mtu\s*:\s*4096\[B\]")
+                self.bw_row(c[1], 65536)
+                # the data's side: 200 x 16 packets of 4096 bytes
+                data = s if tool == "ib_read_bw" else c
+                rx, accepted, ctrl, tx, drops = self.counters(data[2])
+                self.assertGreaterEqual(tx, 200 * 16, data[2])
+                self.assertLess(tx, 200 * 17, data[2])
+                other = c if data is s else s
+                rx, accepted, ctrl, tx, drops = self.counters(other[2])
+                self.assertGreaterEqual(rx, 200 * 16, other[2])
+                self.assertEqual(rx, accepted + ctrl, other[2])
 
 
 if __name__ == "__main__":
