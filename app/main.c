@@ -342,6 +342,7 @@ main(int argc, char **argv)
 			rte_strerror(rte_errno));
 		goto out_free;
 	}
+	mwp_warm_mempool(mp);
 	if (start_ports(&run, &cfg, mp, opt.lcores_per_port) != 0 ||
 	    assign_queues(&run, poll_ids, opt.lcores_per_port) != 0)
 		goto out_ports;

@@ -10,6 +10,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <rte_common.h>
@@ -111,6 +112,27 @@ int mwp_ethdev_start(uint16_t port_id, uint16_t nb_queues,
  *   The port.
  */
 void mwp_ethdev_close(uint16_t port_id);
+
+/**
+ * Fault in an mbuf pool's memory (its data rooms are otherwise first
+ * touched by the datapath, a page fault a page).
+ *
+ * @return
+ *   Bytes populated.
+ */
+size_t mwp_warm_mempool(struct rte_mempool *mp);
+
+/**
+ * Fault in this process's mappings of every net_memif region (rings and
+ * packet buffers, mapped when a memif link comes up; the datapath would
+ * otherwise take a page fault a page on each side, for as long as the
+ * rings take to go round once).  Call once the link is up, again after
+ * it came up again.
+ *
+ * @return
+ *   Bytes populated (0: no memif region mapped).
+ */
+size_t mwp_warm_memif(void);
 
 /** What mwp_flow_setup could do on a port. */
 struct mwp_flow_report {

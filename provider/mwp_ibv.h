@@ -80,6 +80,10 @@ struct mwp_ibv_dev {
 	pthread_t cm_thread;
 	bool has_cm_thread;
 	bool cm_stop;			/* the CM thread ends (at exit) */
+	/* the port is memif's: the CM thread (started for it alone if the
+	 * port has no CM) faults its regions in when its link comes up */
+	bool memif;
+	bool memif_warm;		/* ... done for this link-up */
 };
 
 /** An int verb's answer: libibverbs returns the errno value, and

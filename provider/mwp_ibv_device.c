@@ -410,6 +410,20 @@ progress_thread(void *arg)
  * no verbs calls, and the peer's REQ must still be taken. */
 #define CM_TICK_US	500
 
+static bool link_up(uint16_t pid);
+
+/* memif's regions are mapped when its link comes up (again): fault them
+ * in then, before the datapath takes a page fault a page (mwp_warm.c) */
+static void
+warm_memif(struct mwp_ibv_dev *d)
+{
+	const bool up = link_up(d->conf.port);
+
+	if (up && !d->memif_warm)
+		mwp_warm_memif();
+	d->memif_warm = up;
+}
+
 static void *
 cm_thread(void *arg)
 {
@@ -421,7 +435,9 @@ cm_thread(void *arg)
 
 		if (d->conf.progress == APP_PROGRESS_CALLS)
 			mwp_ibv_progress(d);
-		if (mwp_cm_progress(d->cm, now) != 0)
+		if (d->memif)
+			warm_memif(d);
+		if (d->cm != NULL && mwp_cm_progress(d->cm, now) != 0)
 			mwp_rdmacm_events(d);
 		mwp_rdmacm_tick(d, now);
 		usleep(CM_TICK_US);
@@ -548,6 +564,7 @@ start_device(struct mwp_ibv_dev *d)
 	snprintf(name, sizeof(name), "mwp_ibv%u", d->index);
 	d->mp = rte_pktmbuf_pool_create(name, NB_MBUFS, MBUF_CACHE, 0,
 					mwp_port_mbuf_room(d->pc.mtu), rte_eth_dev_socket_id(pid));
+	mwp_warm_mempool(d->mp);
 	d->pc.nb_queues = 1;
 	d->port = d->mp != NULL ? mwp_port_create(&d->pc, pid, rte_eth_dev_socket_id(pid)) :
 				  NULL;
@@ -598,13 +615,15 @@ start_device(struct mwp_ibv_dev *d)
 	/* QP1: the port answers the CM from now on (docs/cm.md) */
 	if (d->cm_on) {
 		d->cm = mwp_cm_create(d->ctx, d->port, NULL);
-		if (d->cm == NULL) {
+		if (d->cm == NULL)
 			fprintf(stderr, "mwpath-ibverbs: %s: no connection manager: %s\n",
 				d->dev.name, strerror(errno));
-		} else if (pthread_create(&d->cm_thread, NULL, cm_thread, d) == 0) {
-			pthread_setname_np(d->cm_thread, "mwpath-cm");
-			d->has_cm_thread = true;
-		}
+	}
+	d->memif = is_memif(pid);
+	if ((d->cm != NULL || d->memif) &&
+	    pthread_create(&d->cm_thread, NULL, cm_thread, d) == 0) {
+		pthread_setname_np(d->cm_thread, "mwpath-cm");
+		d->has_cm_thread = true;
 	}
 	if (d->conf.progress == APP_PROGRESS_THREAD) {
 		ret = pthread_create(&d->thread, NULL, progress_thread, d);
