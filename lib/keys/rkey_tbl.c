@@ -20,7 +20,36 @@ struct mwp_key_table {
 	/* Live keys.  rte_hash_count() also counts deleted slots still
 	 * waiting in the RCU defer queue. */
 	uint32_t live;
+	/* Odd while a descriptor leaves the table (replace, revoke), even
+	 * otherwise: mwp_keys_gen. */
+	uint64_t gen;
 };
+
+/* Around every change that takes a descriptor out of the table, as a
+ * seqlock's writer: a reader that read an even generation, looked a key
+ * up, and later -- online -- reads the same generation knows no
+ * descriptor has left since, so the one it found is still alive.  The
+ * full fence orders the first increment before the hash's store and
+ * before the RCU check that may free the old descriptor at once (every
+ * reader offline): a reader coming online after that check sees it. */
+static void
+gen_begin(struct mwp_key_table *t)
+{
+	__atomic_fetch_add(&t->gen, 1, __ATOMIC_SEQ_CST);
+	rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void
+gen_end(struct mwp_key_table *t)
+{
+	__atomic_fetch_add(&t->gen, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t
+mwp_keys_gen(const struct mwp_key_table *t)
+{
+	return __atomic_load_n(&t->gen, __ATOMIC_ACQUIRE);
+}
 
 /* rte_hash compares keys of other than 16..128 bytes with memcmp through
  * a function pointer; an R_Key is one 32-bit word. */
@@ -176,17 +205,24 @@ mwp_keys_replace(struct mwp_key_table *t, struct mwp_binding *b)
 		return NULL;
 	mwp_binding_seal(b);
 	MWP_TSAN_RELEASE(b);
+	gen_begin(t);
 	/* a live key: the hash stores the new data pointer with release
 	 * order (LF mode), in place */
 	if (rte_hash_add_key_data(t->h, &b->rkey, b) != 0)
-		return NULL;
+		old = NULL;
+	gen_end(t);
 	return old;
 }
 
 int
 mwp_keys_revoke(struct mwp_key_table *t, uint32_t rkey)
 {
-	if (rte_hash_del_key(t->h, &rkey) < 0)
+	int ret;
+
+	gen_begin(t);
+	ret = rte_hash_del_key(t->h, &rkey);
+	gen_end(t);
+	if (ret < 0)
 		return -ENOENT;
 	__atomic_fetch_sub(&t->live, 1, __ATOMIC_RELAXED);
 	return 0;

@@ -94,6 +94,17 @@ struct mwp_binding *mwp_keys_replace(struct mwp_key_table *t, struct mwp_binding
 int mwp_keys_revoke(struct mwp_key_table *t, uint32_t rkey);
 
 /**
+ * The table's generation, as a seqlock's: odd while a descriptor is being
+ * replaced or revoked, even otherwise, and never the same again after.  A
+ * reader that read an even value, then looked a key up, and later --
+ * online, after coming online again if it went offline -- reads the same
+ * value, may use the descriptor it found without looking again: none has
+ * left the table since (the send queue's WQEs keep their first buffer's
+ * so).
+ */
+uint64_t mwp_keys_gen(const struct mwp_key_table *t);
+
+/**
  * Look up a burst of keys at once (the datapath's way): one bulk hash
  * lookup per 64 keys.
  *

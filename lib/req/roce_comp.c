@@ -325,7 +325,7 @@ on_atomic_ack(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt 
 	/* the original value, in host order, into the one 8-byte SGE */
 	memcpy(&orig, ack, sizeof(orig));
 	orig = ROCE_BE64(orig);
-	dst = (uint8_t *)(uintptr_t)mwp_wqe_span(qp, &e->w, 0, 8, true, &span);
+	dst = (uint8_t *)(uintptr_t)mwp_wqe_span(qp, e, 0, 8, true, &span);
 	if (dst == NULL || span != 8) {
 		mwp_comp_fail(qp, e, IBV_WC_LOC_PROT_ERR);
 		return MWP_DROP_NONE;
@@ -405,7 +405,7 @@ on_read_resp(struct mwp_qp *qp, const struct rte_mbuf *m, const struct mwp_pkt *
 		return bad_response(qp, e);
 	if (want != 0) {
 		data = rte_pktmbuf_read(m, p->payload_off, want, tmp);
-		if (data == NULL || !mwp_wqe_copy(qp, &e->w, off, (uint8_t *)(uintptr_t)data, want, true)) {
+		if (data == NULL || !mwp_wqe_copy(qp, e, off, (uint8_t *)(uintptr_t)data, want, true)) {
 			mwp_comp_fail(qp, e, IBV_WC_LOC_PROT_ERR);
 			return MWP_DROP_NONE;
 		}

@@ -172,11 +172,11 @@ build_request(struct mwp_qp *qp, struct mwp_swqe *e,
 		h.se = last && (w->send_flags & IBV_SEND_SOLICITED);
 		if (len != 0) {
 			/* straight from one buffer, or gathered */
-			data = mwp_wqe_span(qp, w, off, len, false, &span);
+			data = mwp_wqe_span(qp, e, off, len, false, &span);
 			if (data == NULL)
 				return -1;
 			if (span < len) {
-				if (!mwp_wqe_copy(qp, w, off, buf, len, false))
+				if (!mwp_wqe_copy(qp, e, off, buf, len, false))
 					return -1;
 				data = buf;
 			}

@@ -103,6 +103,10 @@ struct mwp_swqe {
 	uint32_t first_psn, last_psn;
 	uint32_t resp_psn;	/* READ, ATOMIC: the next response expected */
 	uint32_t rd_req_psn;	/* READ: the PSN of the last request sent */
+	/* the first SGE's region as mwp_wqe_prepare found it, while the key
+	 * table's generation is keys_gen (mwp_wqe_span) */
+	const struct mwp_binding *b0;
+	uint64_t keys_gen;
 };
 
 struct mwp_rwqe {

@@ -195,6 +195,7 @@ swq_push(struct mwp_qp *qp, const struct mwp_wqe *w, enum ibv_wc_status st)
 	e->rd_atomic = 0;
 	e->det_bind = 0;
 	e->started = 0;
+	e->b0 = NULL;
 	return e;
 }
 

@@ -6,9 +6,10 @@
 #include "mwp_wqe.h"
 
 const uint8_t *
-mwp_wqe_span(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint32_t len,
+mwp_wqe_span(const struct mwp_qp *qp, const struct mwp_swqe *e, uint64_t off, uint32_t len,
 	     bool write, uint32_t *span)
 {
+	const struct mwp_wqe *w = &e->w;
 	const uint32_t pd = qp->ibqp.pd->handle;
 
 	if (w->flags & MWP_WQE_F_INLINE) {
@@ -24,19 +25,25 @@ mwp_wqe_span(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uin
 			continue;
 		}
 		*span = (uint32_t)RTE_MIN((uint64_t)len, s->length - off);
-		b = mwp_keys_lookup(qp->dev->keys, s->lkey);
+		/* the first SGE's region, found when the WQE was prepared,
+		 * while no key has left the table since; else look again (a
+		 * region deregistered meanwhile is gone: NULL) */
+		if (i == 0 && e->b0 != NULL && e->keys_gen == mwp_keys_gen(qp->dev->keys))
+			b = e->b0;
+		else
+			b = mwp_keys_lookup(qp->dev->keys, s->lkey);
 		return mwp_local_addr(b, pd, s->addr + off, *span, write);
 	}
 	return NULL;
 }
 
 bool
-mwp_wqe_copy(const struct mwp_qp *qp, const struct mwp_wqe *w, uint64_t off, uint8_t *buf,
+mwp_wqe_copy(const struct mwp_qp *qp, const struct mwp_swqe *e, uint64_t off, uint8_t *buf,
 	     uint32_t len, bool into_wqe)
 {
 	while (len != 0) {
 		uint32_t n;
-		uint8_t *sge = (uint8_t *)(uintptr_t)mwp_wqe_span(qp, w, off, len, into_wqe, &n);
+		uint8_t *sge = (uint8_t *)(uintptr_t)mwp_wqe_span(qp, e, off, len, into_wqe, &n);
 
 		if (sge == NULL || n == 0)
 			return false;
@@ -61,18 +68,26 @@ mwp_wqe_prepare(struct mwp_qp *qp, struct mwp_swqe *e)
 	const uint32_t mtu = mwp_qp_mtu_bytes(qp);
 	uint64_t total = 0;
 
+	/* read before the lookups: a key leaving after it changes it */
+	e->keys_gen = mwp_keys_gen(qp->dev->keys);
+	e->b0 = NULL;
 	if (w->flags & MWP_WQE_F_INLINE) {
 		total = w->inline_len;
 	} else {
 		for (uint32_t i = 0; i < w->num_sge; i++) {
 			const struct ibv_sge *s = &w->sge[i];
+			const struct mwp_binding *b;
 
 			if (s->length == 0)
 				continue;
-			if (mwp_local_addr(mwp_keys_lookup(qp->dev->keys, s->lkey),
-					   qp->ibqp.pd->handle, s->addr, s->length,
+			b = mwp_keys_lookup(qp->dev->keys, s->lkey);
+			if (mwp_local_addr(b, qp->ibqp.pd->handle, s->addr, s->length,
 					   result) == NULL)
 				return IBV_WC_LOC_PROT_ERR;
+			/* kept if no descriptor was leaving when the
+			 * generation was read (it was even) */
+			if (i == 0 && !(e->keys_gen & 1))
+				e->b0 = b;
 			total += s->length;
 		}
 	}

@@ -815,6 +815,83 @@ Test(req, the_first_packets_after_the_peers_mac_is_learnt_are_not_sent_twice)
 	cr_expect_eq(to_mqp(q)->req.st.retrans, 1);
 }
 
+/* A WQE's first buffer is looked up once, when the WQE joins the window,
+ * and kept for its packets while no key leaves the key table: a region
+ * deregistered between the check and the packet is looked up again and
+ * found gone.  The peer's MAC, not yet known, holds the packet back. */
+static struct ibv_qp *
+held_qp(void)
+{
+	struct ibv_qp *q = req_qp_rts(IBV_QPT_RC, 14, 7, 7, 4, 0, "::ffff:192.0.2.77");
+
+	mwp_engine_stop(wire.eng);
+	cr_assert_eq(mwp_port_attach_qp(wire.port, q), 0);	/* no MAC */
+	mwp_engine_start(wire.eng);
+	return q;
+}
+
+static void
+learn_peer(void)
+{
+	uint8_t ip[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 77 };
+	struct rte_ether_addr peer;
+
+	rte_ether_unformat_addr(PEER_MAC, &peer);
+	mwp_neigh_learn(wire.port->neigh, ip, &peer, true, true, wire.now);
+	for (int i = 0; i < 4; i++)
+		wire_advance_us(1000);	/* the wait's timer: MAC_RETRY_US */
+}
+
+static void
+post_lkey(struct ibv_qp *q, uint64_t wr_id, uint8_t *addr, uint32_t len, uint32_t lkey)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)addr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = { .wr_id = wr_id, .opcode = IBV_WR_RDMA_WRITE,
+				  .send_flags = IBV_SEND_SIGNALED,
+				  .sg_list = &sge, .num_sge = 1 }, *bad;
+
+	wr.wr.rdma.remote_addr = REMOTE_VA;
+	wr.wr.rdma.rkey = RKEY;
+	cr_assert_eq(ibv_post_send(q, &wr, &bad), 0);
+}
+
+Test(req, a_region_deregistered_after_its_wqe_was_checked_fails_it_and_nothing_is_sent)
+{
+	struct ibv_mr *m = mwp_reg_mr(pd, buf + 32768, 4096, ALL_ACCESS);
+	struct ibv_qp *q = held_qp();
+	const struct wire_frame *f[4];
+
+	cr_assert_not_null(m);
+	post_lkey(q, 1, buf + 32768, 64, m->lkey);
+	pump(3);
+	cr_assert_eq(to_mqp(q)->sq_head != to_mqp(q)->sq_tail, true, "checked, in the window");
+	cr_assert_eq(mwp_dereg_mr(m), 0);
+	learn_peer();
+	pump(3);
+	cr_expect_eq(requests(0, f, 4), 0, "a packet from a deregistered region");
+	expect_wc(1, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_WRITE);
+}
+
+Test(req, a_key_leaving_the_table_after_the_check_leaves_the_payload_as_it_was)
+{
+	struct ibv_mr *other = mwp_reg_mr(pd, buf + 32768, 4096, ALL_ACCESS);
+	struct ibv_qp *q = held_qp();
+	const struct wire_frame *f[4];
+
+	cr_assert_not_null(other);
+	fill(0, 64, 0x31);
+	post_lkey(q, 1, buf, 64, mr->lkey);
+	pump(3);
+	cr_assert_eq(mwp_dereg_mr(other), 0);	/* the table changes */
+	learn_peer();
+	pump(3);
+	cr_assert_eq(requests(0, f, 4), 1);
+	cr_expect_eq(f[0]->payload_len, 64);
+	cr_expect_eq(memcmp(f[0]->payload, buf, 64), 0);
+	wire_ack(q->qp_num, 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+}
+
 Test(req, timeout_zero_means_wait_forever)
 {
 	struct ibv_qp *q = req_qp(IBV_QPT_RC, 0, 0, 7, 4, 0, "::ffff:192.0.2.2");
