@@ -433,7 +433,9 @@ cm_thread(void *arg)
 	while (!__atomic_load_n(&d->cm_stop, __ATOMIC_RELAXED)) {
 		const uint64_t now = rte_rdtsc();
 
-		if (d->conf.progress == APP_PROGRESS_CALLS)
+		/* (a memif port without a CM has this thread for the warming
+		 * alone: its datapath stays the program's calls') */
+		if (d->conf.progress == APP_PROGRESS_CALLS && d->cm != NULL)
 			mwp_ibv_progress(d);
 		if (d->memif)
 			warm_memif(d);
