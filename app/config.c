@@ -248,6 +248,45 @@ port_cm(const char *v, void *obj, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+port_ecn(const char *v, void *obj, char *err, size_t errlen)
+{
+	uint8_t *ecn = &((struct app_port *)obj)->conf.cc.ecn;
+
+	if (strcmp(v, "ect0") == 0)
+		*ecn = MWP_ECN_MODE_ECT0;
+	else if (strcmp(v, "ect1") == 0)
+		*ecn = MWP_ECN_MODE_ECT1;
+	else if (strcmp(v, "off") == 0)
+		*ecn = MWP_ECN_MODE_OFF;
+	else
+		APP_KEY_FAIL("'%s' is not ect0, ect1 or off", v);
+	return 0;
+}
+
+static int
+port_cnp(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+		APP_KEY_FAIL("'%s' is not on or off", v);
+	((struct app_port *)obj)->conf.cc.notify = strcmp(v, "on") == 0;
+	return 0;
+}
+
+static int
+port_cc(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (strcmp(v, "dcqcn") != 0 && strcmp(v, "off") != 0)
+		APP_KEY_FAIL("'%s' is not dcqcn or off", v);
+	((struct app_port *)obj)->conf.cc.react = strcmp(v, "dcqcn") == 0;
+	return 0;
+}
+
+/* DCQCN's parameters, by ConnectX's names (mwp_dcqcn.h); their ranges
+ * together are mwp_dcqcn_params_check's. */
+#define DCQCN_KEY(name, lo, hi, what) \
+	APP_KEY_DECIMAL(struct app_port, #name, conf.cc.dcqcn.name, lo, hi, what)
+
 /* Probes are counted in a byte; the neighbour table is searched linearly
  * (a few hosts on a link, not a data centre). */
 static const struct app_key port_keys[] = {
@@ -268,6 +307,32 @@ static const struct app_key port_keys[] = {
 			"a number from 1 to 4096"),
 	APP_KEY_DECIMAL(struct app_port, "ctrl_rate", conf.ctrl_rate, 1, 10000000,
 			"a number from 1 to 10000000"),
+	APP_KEY_READER("ecn", port_ecn),
+	APP_KEY_READER("cnp", port_cnp),
+	APP_KEY_DECIMAL(struct app_port, "cnp_dscp", conf.cc.cnp_dscp, 0, 63,
+			"a DSCP from 0 to 63"),
+	APP_KEY_DECIMAL(struct app_port, "min_time_between_cnps",
+			conf.cc.min_time_between_cnps, 0, 100000000,
+			"microseconds, 0 to 100000000"),
+	APP_KEY_READER("cc", port_cc),
+	APP_KEY_DECIMAL(struct app_port, "line_rate", conf.cc.line_rate, 1, 10000000,
+			"Mb/s, 1 to 10000000"),
+	DCQCN_KEY(rpg_max_rate, 0, 10000000, "Mb/s, 0 (the line rate) to 10000000"),
+	DCQCN_KEY(rpg_min_rate, 1, 10000000, "Mb/s, 1 to 10000000"),
+	DCQCN_KEY(rpg_ai_rate, 1, 10000000, "Mb/s, 1 to 10000000"),
+	DCQCN_KEY(rpg_hai_rate, 1, 10000000, "Mb/s, 1 to 10000000"),
+	DCQCN_KEY(rpg_time_reset, 1, 100000000, "microseconds, 1 to 100000000"),
+	DCQCN_KEY(rpg_byte_reset, 1, UINT32_MAX, "bytes, 1 to 4294967295"),
+	DCQCN_KEY(rpg_threshold, 1, 31, "a number from 1 to 31"),
+	DCQCN_KEY(rpg_gd, 10, 11, "10 or 11"),
+	DCQCN_KEY(rpg_min_dec_fac, 0, 100, "a percentage, 0 to 100"),
+	DCQCN_KEY(rate_to_set_on_first_cnp, 0, 10000000, "Mb/s, 0 (off) to 10000000"),
+	DCQCN_KEY(rate_reduce_monitor_period, 0, 100000000, "microseconds, 0 to 100000000"),
+	DCQCN_KEY(dce_tcp_g, 0, 1023, "1024ths, 0 to 1023"),
+	DCQCN_KEY(dce_tcp_rtt, 1, 131071, "microseconds, 1 to 131071"),
+	DCQCN_KEY(initial_alpha_value, 1, 1023, "1024ths, 1 to 1023"),
+	APP_KEY_DECIMAL(struct app_port, "cc_burst", conf.cc.dcqcn.burst, 64, 1 << 24,
+			"bytes, 64 to 16777216"),
 };
 
 static int
@@ -284,7 +349,17 @@ load_port(struct rte_cfgfile *cf, struct app_config *cfg, const char *sec,
 		return -1;
 	}
 	cfg->port_present[idx] = true;
-	return app_config_apply(cf, cfg, sec, port_keys, RTE_DIM(port_keys), &cfg->port[idx]);
+	if (app_config_apply(cf, cfg, sec, port_keys, RTE_DIM(port_keys), &cfg->port[idx]) != 0)
+		return -1;
+	if (cfg->port[idx].conf.cc.react) {
+		char err[160];
+
+		if (mwp_dcqcn_params_check(&cfg->port[idx].conf.cc.dcqcn, err, sizeof(err)) != 0) {
+			app_conf_err(cfg->file, sec, NULL, "DCQCN: %s", err);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* ---- [device N] ---- */
@@ -381,8 +456,10 @@ app_config_load(const char *file, struct app_config *cfg)
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->file = file;
-	for (unsigned int i = 0; i < RTE_MAX_ETHPORTS; i++)
+	for (unsigned int i = 0; i < RTE_MAX_ETHPORTS; i++) {
 		cfg->port[i].conf.mtu = APP_DEFAULT_MTU;
+		mwp_port_cc_defaults(&cfg->port[i].conf.cc);
+	}
 
 	f = fopen(file, "r");
 	if (f == NULL) {

@@ -180,6 +180,9 @@ jport_counters(const struct app_run *run, uint16_t pid)
 	jset(c, "rnr_naks", jcount(s.rnr_naks));
 	jset(c, "duplicates", jcount(s.duplicates));
 	jset(c, "denied", jdenied(s.denied));
+	jset(c, "ce", jcount(s.ce));
+	jset(c, "cnp_sent", jcount(s.cnp_tx));
+	jset(c, "cnp_received", jcount(s.cnp_rx));
 	app_port_ctrl_stats(run, pid, &cs);
 	for (unsigned int i = 0; i < MWP_CTRL__MAX; i++)
 		jset(ctrl, mwp_ctrl_name(i), jcount(cs.c[i]));
@@ -357,6 +360,15 @@ jqp(const struct app_objects *o, unsigned int i)
 	MWP_FOREACH_REQ_STAT(_)
 #undef _
 	jset(q, "requester", req);
+	/* congestion control: ECN marks, CNPs and DCQCN's state */
+	/* (whole numbers: Mb/s, and alpha in 1024ths as ConnectX gives it) */
+	jset(q, "congestion", jpack("{s:o, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}",
+		"ce", jcount(qi.cc.st.ce), "cnp_sent", jcount(qi.cc.st.cnp_sent),
+		"cnp_received", jcount(qi.cc.st.cnp_received), "limited", qi.cc.limited,
+		"rate_mbps", jcount((uint64_t)(qi.cc.rate + 0.5)),
+		"target_mbps", jcount((uint64_t)(qi.cc.target + 0.5)),
+		"alpha_1024", jcount((uint64_t)(qi.cc.alpha * 1024 + 0.5)),
+		"rate_cuts", jcount(qi.cc.cuts), "paced", jcount(qi.cc.paced)));
 	return q;
 }
 

@@ -198,6 +198,9 @@ app_print_summary(FILE *out, const struct app_run *run)
 			if (s.denied[d] != 0)
 				fprintf(out, "    denied %-13s %12" PRIu64 "  NAK %#x\n",
 					mwp_deny_name(d), s.denied[d], mwp_deny_syndrome(d));
+		if (s.ce + s.cnp_tx + s.cnp_rx != 0)
+			fprintf(out, "  congestion: ce marked %" PRIu64 ", cnps sent %" PRIu64
+				", cnps received %" PRIu64 "\n", s.ce, s.cnp_tx, s.cnp_rx);
 		print_ctrl(out, run, pid);
 		print_lcores(out, run, pid);
 		if (rte_eth_stats_get(pid, &es) == 0)
@@ -301,6 +304,16 @@ app_objects_print(FILE *out, const struct app_objects *o)
 				r->fatal_naks, r->timeouts, r->implicit_naks, r->dup_resps,
 				r->ghost_resps, r->bad_resps);
 		}
+		if (qi.cc.st.ce + qi.cc.st.cnp_sent + qi.cc.st.cnp_received == 0)
+			continue;
+		fprintf(out, "    congestion: ce %" PRIu64 ", cnps sent %" PRIu64 ", received %"
+			PRIu64, qi.cc.st.ce, qi.cc.st.cnp_sent, qi.cc.st.cnp_received);
+		if (qi.cc.rate == 0)
+			fprintf(out, "; no rate control\n");
+		else
+			fprintf(out, "; rate %.0f Mb/s (target %.0f, alpha %.3f%s), cuts %" PRIu64
+				", paced %" PRIu64 "\n", qi.cc.rate, qi.cc.target, qi.cc.alpha,
+				qi.cc.limited ? "" : ", line rate", qi.cc.cuts, qi.cc.paced);
 	}
 }
 

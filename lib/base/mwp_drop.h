@@ -32,7 +32,7 @@
 	_(BAD_PAD,        "pad count larger than the payload")		\
 	_(BAD_ICRC,       "ICRC mismatch")				\
 	_(NOT_FOR_US,     "destination MAC or IP is not this port's")	\
-	_(CNP,            "congestion notification (counted only)")	\
+	_(CNP,            "congestion notification for no QP of the port")	\
 	_(UNKNOWN_QP,     "destination QP does not exist on this port")	\
 	_(GUESSING,       "source blocked: too many requests refused for key, bounds or access") \
 	_(QP_STATE,       "QP not in RTR/RTS, or its responder stopped on a NAK") \

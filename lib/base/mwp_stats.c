@@ -17,6 +17,9 @@ mwp_stats_add(struct mwp_stats *sum, const struct mwp_stats *s)
 		sum->naks[i] += s->naks[i];
 	sum->rnr_naks += s->rnr_naks;
 	sum->duplicates += s->duplicates;
+	sum->ce += s->ce;
+	sum->cnp_tx += s->cnp_tx;
+	sum->cnp_rx += s->cnp_rx;
 	for (unsigned int i = 0; i < MWP_DENY__MAX; i++)
 		sum->denied[i] += s->denied[i];
 }

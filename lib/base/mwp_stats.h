@@ -30,6 +30,9 @@ struct mwp_stats {
 	uint64_t naks[4];		/**< NAKs sent, syndromes 0x60..0x63 */
 	uint64_t rnr_naks;		/**< RNR NAKs sent */
 	uint64_t duplicates;		/**< duplicate requests */
+	uint64_t ce;			/**< RoCE frames for a QP marked CE */
+	uint64_t cnp_tx;		/**< CNPs sent for them */
+	uint64_t cnp_rx;		/**< CNPs taken by a QP */
 	uint64_t denied[MWP_DENY__MAX];	/**< accesses denied, by reason */
 } __rte_cache_aligned;
 

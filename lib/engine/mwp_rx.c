@@ -7,7 +7,9 @@
  *   not IP or not UDP (ARP, ND, ICMP echo)    the control path (mwp_ctrl)
  *   for no QP of the port                     the guessing defence
  *                                             (mwp_guard), then dropped
- *   CNP                                       counted
+ *   CNP for a QP                              its congestion control
+ *                                             (cc/mwp_cc.c: DCQCN)
+ *   CNP for no QP                             counted
  *   for a QP another queue runs               that queue's hand-off ring
  *   RoCE request                              the responder (resp/)
  *   UD SEND (with a DETH)                     the responder's UD home
@@ -25,6 +27,10 @@
  * so from the pass, and goes to the responder whole.  A new kind of
  * frame gets its home here.
  *
+ * A frame for a QP of this queue that came marked CE (a switch on the way
+ * was congested) is also congestion control's, after its home has taken
+ * it: a CNP to its sender joins the answers.
+ *
  * Every frame is counted once: accepted (handed to its QP, executed or
  * answered), taken by the control path, or dropped by reason.  Every mbuf
  * is freed here, but for those handed over.
@@ -34,6 +40,7 @@
 #include <rte_ip.h>
 #include <rte_prefetch.h>
 
+#include "mwp_cc.h"
 #include "mwp_engine_priv.h"
 #include "mwp_mbuf.h"
 #include "roce_icrc_burst.h"
@@ -75,7 +82,7 @@ check_dest(const struct mwp_port *port, const uint8_t *d, uint32_t l3_off, bool 
  * header at l3_off, its BTH at bth_off): its L2/L3 destination, its ICRC
  * lane (*alone: the set cannot take it), its QP and the R_Key a request
  * names; *plain: it is a request for a QP this queue runs, the
- * responder's if its ICRC is good.  Whether the QP exists and whether the
+ * responder's if its ICRC is good; bit i of *ce: it came marked CE.  Whether the QP exists and whether the
  * frame is a CNP count only for frames whose ICRC is good, so those
  * verdicts wait (sort).  Inlined
  * after each parser; after the fast one the layout arguments are
@@ -85,7 +92,8 @@ static __rte_always_inline enum mwp_drop
 admit(const struct mwp_queue *q, const struct rte_mbuf *m, const struct mwp_pkt *p,
       const struct roce_opcode_info *op, uint32_t l3_off, uint32_t bth_off, bool ipv6,
       struct mwp_icrc_set *ics, uint16_t i, struct mwp_resp_req *rq,
-      struct mwp_resp_keys *keys, struct mwp_resp_noted *nt, bool *alone, bool *plain)
+      struct mwp_resp_keys *keys, struct mwp_resp_noted *nt, bool *alone, bool *plain,
+      uint64_t *ce)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 	enum mwp_drop e = check_dest(q->port, d, l3_off, ipv6);
@@ -96,6 +104,7 @@ admit(const struct mwp_queue *q, const struct rte_mbuf *m, const struct mwp_pkt 
 		return e;
 	}
 	*alone = !mwp_icrc_set_add_at(ics, m, d, l3_off, p->icrc_off, ipv6, i);
+	*ce |= (uint64_t)((p->tos & ROCE_ECN_MASK) == ROCE_ECN_CE) << i;
 	rq->qp = qp = mwp_port_qp(q->port, p->qpn);
 	mwp_resp_note(&q->own, d + bth_off, op, rq, keys, nt);
 	/* an RC or UC request (a UD SEND has a home of its own) */
@@ -215,13 +224,13 @@ sort(struct mwp_queue *q, struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		enum mwp_drop e = why[i];
 
 		if (likely(e == MWP_DROP_NONE)) {
-			if (unlikely(p[i].opcode == ROCE_OP_CNP))
+			if (unlikely(p[i].opcode == ROCE_OP_CNP) && qp == NULL)
 				e = MWP_DROP_CNP;
 			else if (unlikely(qp == NULL))
 				e = MWP_DROP_UNKNOWN_QP;
 			else if (likely(qp->owner == &q->own || qp->owner == NULL) &&
 				 likely(!is_response(qp, &p[i])) &&
-				 likely(!(p[i].mask & ROCE_M_DETH)))
+				 likely(!(p[i].mask & (ROCE_M_DETH | ROCE_M_CNP))))
 				continue;	/* a request: the run goes on */
 		}
 		accepted += run_out(c, pkts, p, rq, &start, i);
@@ -235,6 +244,9 @@ sort(struct mwp_queue *q, struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		} else if (qp->owner != &q->own && qp->owner != NULL) {
 			if (hand_over(q, qp->owner, pkts[i]))
 				*taken |= UINT64_C(1) << i;
+		} else if (unlikely(p[i].opcode == ROCE_OP_CNP)) {
+			mwp_cc_cnp(q->port, qp, q->eng->s.now, st);
+			accepted++;
 		} else if (p[i].mask & ROCE_M_DETH) {
 			accepted += mwp_resp_ud(c, qp, pkts[i], &p[i]);
 		} else {
@@ -242,6 +254,25 @@ sort(struct mwp_queue *q, struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		}
 	}
 	return accepted + run_out(c, pkts, p, rq, &start, n);
+}
+
+/* The frames of the burst marked CE (bit i of ce), their homes done: for
+ * each one that was for a QP of this queue, with its ICRC good, a CNP to
+ * its sender (those handed over are the other queue's to answer). */
+static __rte_noinline void
+congested(struct mwp_queue *q, struct mwp_tx *tx, struct rte_mbuf *const *pkts,
+	  const struct mwp_pkt *p, const enum mwp_drop *why, const struct mwp_resp_req *rq,
+	  uint64_t ce, uint64_t taken)
+{
+	for (ce &= ~taken; ce != 0; ce &= ce - 1) {
+		const unsigned int i = (unsigned int)__builtin_ctzll(ce);
+		struct mwp_qp *qp = rq[i].qp;
+
+		if (why[i] != MWP_DROP_NONE || qp == NULL || p[i].opcode == ROCE_OP_CNP ||
+		    (qp->owner != &q->own && qp->owner != NULL))
+			continue;
+		mwp_cc_ce(tx, q->port, qp, pkts[i], &p[i], q->eng->s.now, q->st);
+	}
 }
 
 /* Free the frames of a burst, but for those handed to another queue. */
@@ -275,7 +306,7 @@ rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx
 	struct mwp_resp_noted nt = MWP_RESP_NOTED_INIT;
 	struct mwp_icrc_set ics;
 	struct mwp_resp_ctx c;
-	uint64_t bytes = 0, taken = 0;
+	uint64_t bytes = 0, taken = 0, ce = 0;
 	uint16_t alone[MWP_BURST_MAX], nb_alone = 0, nb_plain = 0, bad;
 
 	RTE_BUILD_BUG_ON(MWP_BURST_MAX > MWP_RESP_BURST_MAX);
@@ -300,7 +331,7 @@ rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx
 		op = mwp_parse_fast(m, &p[i]);
 		if (likely(op != NULL)) {
 			e = admit(q, m, &p[i], op, MWP_PARSE_FAST_L3, MWP_PARSE_FAST_BTH, false,
-				  &ics, i, &rq[i], &keys, &nt, &alone_crc, &req);
+				  &ics, i, &rq[i], &keys, &nt, &alone_crc, &req, &ce);
 		} else {
 			/* called, not inlined: rare, and inlined it left the
 			 * fast path short of registers */
@@ -309,7 +340,7 @@ rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx
 			if (e == MWP_DROP_NONE)
 				e = admit(q, m, &p[i], &roce_opcode[p[i].opcode], p[i].l3_off,
 					  p[i].bth_off, (p[i].flags & MWP_PKT_IPV6) != 0,
-					  &ics, i, &rq[i], &keys, &nt, &alone_crc, &req);
+					  &ics, i, &rq[i], &keys, &nt, &alone_crc, &req, &ce);
 		}
 		why[i] = e;
 		nb_plain += req;
@@ -339,6 +370,10 @@ rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx
 	else
 		st->accepted += sort(q, &c, pkts, p, why, rq, n, &taken);
 	mwp_resp_flush(&c);
+	/* after the answers: a CNP says something about the path, not
+	 * about the requests */
+	if (unlikely(ce != 0))
+		congested(q, &c.tx, pkts, p, why, rq, ce, taken);
 	free_burst(pkts, n, taken);
 	mwp_tx_finish(&c.tx);
 	return c.tx.n;

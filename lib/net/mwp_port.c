@@ -8,8 +8,10 @@
 #include <rte_ring.h>
 
 #include "mwp_errno.h"
+#include "mwp_log.h"
 #include "mwp_neigh_priv.h"
 #include "mwp_port.h"
+#include "roce_hdr.h"
 
 /* Probes asked for by other threads and not yet sent (a few addresses
  * being resolved at once; more are asked again, see mwp_port_neigh_ask). */
@@ -29,6 +31,18 @@ mwp_port_free(struct mwp_port *port)
 	mwp_neigh_free(port->neigh);
 	rte_ring_free(port->asks);
 	rte_free(port);
+}
+
+void
+mwp_port_cc_defaults(struct mwp_port_cc *cc)
+{
+	memset(cc, 0, sizeof(*cc));
+	cc->ecn = MWP_ECN_MODE_ECT0;
+	cc->notify = true;
+	cc->cnp_dscp = 48;
+	cc->min_time_between_cnps = 4;
+	cc->react = true;
+	mwp_dcqcn_defaults(&cc->dcqcn);
 }
 
 struct mwp_port *
@@ -52,6 +66,20 @@ mwp_port_create(const struct mwp_port_conf *conf, uint16_t index, int socket)
 		memcpy(&port->dest_mac_mask, mask, sizeof(mask));
 	}
 	port->dest_any_ip = !conf->has_ipv4 && !conf->has_ipv6;
+	port->ecn = conf->cc.ecn == MWP_ECN_MODE_ECT1 ? ROCE_ECN_ECT1 :
+		    conf->cc.ecn == MWP_ECN_MODE_OFF ? ROCE_ECN_NOT_ECT : ROCE_ECN_ECT0;
+	port->cnp_gap = (uint64_t)conf->cc.min_time_between_cnps * rte_get_tsc_hz() / 1000000;
+	if (conf->cc.react) {
+		char err[128];
+
+		if (mwp_dcqcn_params_check(&conf->cc.dcqcn, err, sizeof(err)) != 0) {
+			MWP_LOG(ERR, "port %u: DCQCN: %s", index, err);
+			mwp_port_free(port);
+			return mwp_null_rte_errno(EINVAL);
+		}
+		mwp_dcqcn_cfg_init(&port->dcqcn, &conf->cc.dcqcn, rte_get_tsc_hz(),
+				   conf->cc.line_rate);
+	}
 	port->index = index;
 	port->neigh = mwp_neigh_create(conf->neigh_size, &conf->neigh, rte_get_tsc_hz(),
 				       socket);

@@ -18,11 +18,47 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "mwp_dcqcn.h"
 #include "mwp_neigh.h"
 
 struct ibv_context;
 struct ibv_qp;
 struct mwp_key_table;
+
+/** What a port's frames carry in their ECN bits (mwp_port_cc.ecn). */
+enum mwp_ecn_mode {
+	MWP_ECN_MODE_ECT0 = 0,		/**< ECT(0), as a ConnectX sends */
+	MWP_ECN_MODE_ECT1,		/**< ECT(1) */
+	MWP_ECN_MODE_OFF,		/**< not ECN-capable */
+};
+
+/**
+ * Congestion control of a port (docs/congestion.md).  All zeros: RoCE
+ * frames sent ECT(0), no CNPs sent, no rate control; mwp_port_cc_defaults
+ * gives what the configuration defaults to.
+ */
+struct mwp_port_cc {
+	uint8_t ecn;			/**< enum mwp_ecn_mode of every RoCE
+					 *   frame sent (requests and answers;
+					 *   CNPs are not ECN-capable) */
+	bool notify;			/**< notification point: answer a frame
+					 *   marked CE with a CNP to its
+					 *   sender's QP */
+	uint8_t cnp_dscp;		/**< the CNPs' DSCP */
+	uint32_t min_time_between_cnps;	/**< us between two CNPs to one QP;
+					 *   0: one for every CE frame */
+	bool react;			/**< reaction point: DCQCN paces a QP
+					 *   that receives CNPs */
+	uint32_t line_rate;		/**< Mb/s DCQCN starts from where
+					 *   dcqcn.rpg_max_rate is 0; 0: 100000 */
+	struct mwp_dcqcn_params dcqcn;	/**< its parameters */
+};
+
+/**
+ * What the configuration of a port defaults to: ECT(0), CNPs at DSCP 48
+ * at most every 4 us to a QP, DCQCN on with ConnectX's defaults.
+ */
+void mwp_port_cc_defaults(struct mwp_port_cc *cc);
 
 /** Addresses and limits of a port. */
 struct mwp_port_conf {
@@ -43,6 +79,7 @@ struct mwp_port_conf {
 					 *   (key, bounds, access) before it is
 					 *   blocked; 0: never (mwp_guard.h) */
 	uint32_t guess_block_ms;	/**< how long a block lasts; 0: 1000 */
+	struct mwp_port_cc cc;		/**< congestion control */
 };
 
 struct mwp_qp;
@@ -68,6 +105,11 @@ struct mwp_port {
 	 *  mask of its six (0: any MAC); set by mwp_port_create */
 	uint64_t dest_mac, dest_mac_mask;
 	bool dest_any_ip;		/**< conf has no IP address: accept any */
+	uint8_t ecn;			/**< ROCE_ECN_* bits of the RoCE frames
+					 *   it sends (conf.cc.ecn) */
+	uint64_t cnp_gap;		/**< TSC cycles between CNPs to a QP */
+	/** DCQCN's parameters for this port's clock (if conf.cc.react) */
+	struct mwp_dcqcn_cfg dcqcn;
 	uint16_t index;			/**< the port's number in the config */
 	struct rte_mempool *mp;		/**< where response mbufs come from */
 	struct ibv_context *ctx;	/**< device of the attached QPs */

@@ -111,6 +111,8 @@ make_flow(struct mwp_qp *qp, const uint8_t *gid)
 		f->sip4 = pc->ipv4;
 		memcpy(&f->dip4, gid + 12, 4);
 	}
+	/* the AV's DSCP, and the port's ECN codepoint */
+	f->tos = (uint8_t)((qp->tclass & ~ROCE_ECN_MASK) | qp->port->ecn);
 	/* one UDP source port per QP, from the dynamic range (RoCEv2
 	 * A17.4.3): a peer's RSS keeps the QP on one queue */
 	f->sport = (uint16_t)(0xc000 | (qp->ibqp.qp_num & 0x3fff));
@@ -194,7 +196,7 @@ build_request(struct mwp_qp *qp, struct mwp_swqe *e,
 		h.deth.qkey = (w->ud.remote_qkey & UINT32_C(0x80000000)) ? qp->qkey :
 			      w->ud.remote_qkey;
 		h.deth.sqpn = qp->ibqp.qp_num;
-		f->tos = w->ud.dest.tclass;
+		f->tos = (uint8_t)((w->ud.dest.tclass & ~ROCE_ECN_MASK) | qp->port->ecn);
 		f->ttl = w->ud.dest.hop_limit;
 		f->flow_label = w->ud.dest.flow_label;
 	}
@@ -383,6 +385,11 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 			if (e->rd_atomic)
 				r->rd_out++;
 		}
+		/* DCQCN's pacer, for a QP a CNP has slowed: it stays on the
+		 * senders' list and is looked at again on the next pass */
+		if (unlikely(qp->dcqcn.limited) &&
+		    !mwp_dcqcn_may_send(&qp->dcqcn, &qp->port->dcqcn, mwp_sched_now(qp)))
+			return true;
 		m = mwp_tx_slot(tx);
 		if (m == NULL) {
 			r->st.no_mbuf++;
@@ -405,6 +412,9 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 			if (!mwp_timer_armed(&r->tmr))
 				mwp_comp_arm_ack_timer(qp);
 		}
+		if (unlikely(qp->dcqcn.limited))
+			mwp_dcqcn_sent(&qp->dcqcn, &qp->port->dcqcn, rte_pktmbuf_pkt_len(m),
+				       mwp_sched_now(qp));
 		mwp_tx_queue(tx, m, icrc == 1);
 		if (again) {
 			r->st.retrans++;

@@ -15,38 +15,6 @@
 
 #include "roce_resp_answer.h"
 
-/* Answer where the request came from, as a RoCE NIC does: addresses
- * swapped, the request's UDP source port, its DSCP without ECN. */
-void
-mwp_resp_mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m, const struct mwp_pkt *p)
-{
-	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const void *);
-	const struct rte_udp_hdr *udp =
-		rte_pktmbuf_mtod_offset(m, const void *, p->l4_off);
-
-	memset(f, 0, sizeof(*f));
-	rte_ether_addr_copy(&eth->dst_addr, &f->smac);
-	rte_ether_addr_copy(&eth->src_addr, &f->dmac);
-	f->vlan = p->flags & MWP_PKT_VLAN;
-	f->vlan_tci = p->vlan_tci;
-	f->ipv6 = p->flags & MWP_PKT_IPV6;
-	if (f->ipv6) {
-		const struct rte_ipv6_hdr *ip =
-			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
-
-		memcpy(f->sip6, ip->dst_addr, 16);
-		memcpy(f->dip6, ip->src_addr, 16);
-	} else {
-		const struct rte_ipv4_hdr *ip =
-			rte_pktmbuf_mtod_offset(m, const void *, p->l3_off);
-
-		f->sip4 = ip->dst_addr;
-		f->dip4 = ip->src_addr;
-	}
-	f->tos = p->tos & ~3u;
-	f->sport = rte_be_to_cpu_16(udp->src_port);
-}
-
 /* mwp_resp_answer's rare half (roce_resp_priv.h): the answer queued
  * behind those waiting.  False if MWP_MAX_RD entries wait already: then
  * it goes first (the requester retries what it did not see answered). */

@@ -83,8 +83,6 @@ resp_flush_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 			 qp->resp.ack_msn, 0);
 }
 
-void mwp_resp_mirror_flow(struct mwp_flow *f, const struct rte_mbuf *m,
-			  const struct mwp_pkt *p);
 bool mwp_resp_answer_queue(struct mwp_qp *qp, uint8_t opcode, uint8_t syn, uint32_t psn,
 			   uint64_t orig);
 void mwp_resp_fatal_effects(struct mwp_qp *qp, uint8_t syn);

@@ -434,7 +434,7 @@ resp_verdict(struct mwp_resp_ctx *c, struct mwp_qp *qp, struct rte_mbuf *m,
 
 /* The first request of a burst on an RC QP says where its answers go:
  * the request's addresses mirrored.  The headers of the answers are made
- * again only when the peer's addresses or port change (mirror_flow zeroes
+ * again only when the peer's addresses or port change (mwp_flow_mirror zeroes
  * the padding).  UC sends no answers. */
 static inline void
 resp_flow(struct mwp_resp_ctx *c, struct mwp_resp *r, const struct rte_mbuf *m,
@@ -442,7 +442,7 @@ resp_flow(struct mwp_resp_ctx *c, struct mwp_resp *r, const struct rte_mbuf *m,
 {
 	struct mwp_flow f;
 
-	mwp_resp_mirror_flow(&f, m, p);
+	mwp_flow_mirror(&f, m, p, c->port->ecn);
 	if (unlikely(memcmp(&f, &r->flow, sizeof(f)) != 0 || !r->tmpl.len)) {
 		r->flow = f;
 		mwp_answer_tmpl_make(&r->tmpl, &r->flow);

@@ -77,12 +77,20 @@ mwp_resp_read_pump(struct mwp_resp_ctx *c, struct mwp_qp *qp)
 				continue;
 			}
 		}
+		/* a QP a CNP has slowed sends its READ responses at DCQCN's
+		 * rate, as its requests: the rest waits for the queue's tx */
+		if (unlikely(qp->dcqcn.limited) &&
+		    !mwp_dcqcn_may_send(&qp->dcqcn, &c->port->dcqcn, mwp_resp_now(c)))
+			break;
 		m = mwp_tx_slot(&c->tx);
 		if (m == NULL)
 			return;
 		resp_emit(c, m, r, &(const struct mwp_answer){
 			.opcode = op, .syndrome = ACK_SYNDROME, .dqpn = qp->dest_qpn,
 			.psn = rd->psn, .msn = r->msn }, src, seg);
+		if (unlikely(qp->dcqcn.limited))
+			mwp_dcqcn_sent(&qp->dcqcn, &c->port->dcqcn, seg + MWP_IP_OVERHEAD,
+				       mwp_resp_now(c));
 		r->st.read_resps++;
 		rd->va += seg;
 		rd->left -= seg;

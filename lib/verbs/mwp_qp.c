@@ -101,6 +101,9 @@ mwp_qp_req_clear(struct mwp_qp *qp)
 	memset(&qp->req, 0, sizeof(qp->req));
 	mwp_timer_init(&qp->req.tmr, fn);
 	qp->req.st = st;	/* counters live on */
+	/* back at the line rate (the CNPs were about the old connection) */
+	qp->dcqcn.limited = false;
+	qp->dcqcn.next = 0;
 }
 
 /* qpn 0: the next free number from MWP_FIRST_QPN. */

@@ -13,6 +13,7 @@
 
 #include "mwp_ah.h"
 #include "mwp_cq.h"
+#include "mwp_dcqcn.h"
 #include "mwp_device.h"
 #include "mwp_query.h"
 #include "mwp_timer.h"
@@ -275,6 +276,8 @@ struct mwp_qp {
 	uint8_t port_num;
 	uint8_t peer_gid[16];		/* IPv6, or ::ffff:a.b.c.d */
 	bool peer_ipv4;
+	uint8_t tclass;			/* the AV's traffic class: its DSCP
+					 * goes into the requests */
 	uint8_t transport;		/* enum roce_transport of qp_type */
 	struct rte_ether_addr peer_mac;	/* configured: no address resolution */
 	bool has_peer_mac;
@@ -290,6 +293,12 @@ struct mwp_qp {
 	/* responder: the port it is attached to, and its state */
 	struct mwp_port *port;
 	struct mwp_resp resp;
+	/* congestion control: the reaction point (its requests and READ
+	 * responses paced while dcqcn.limited), when it last sent a CNP,
+	 * its counters */
+	struct mwp_dcqcn dcqcn;
+	uint64_t cnp_tsc;
+	struct mwp_cc_stats cc_st;
 };
 
 /* The QP's path MTU in bytes (IBV_MTU_256 is 1). */

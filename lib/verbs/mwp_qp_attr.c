@@ -178,6 +178,7 @@ apply_attrs(struct mwp_qp *qp, const struct ibv_qp_attr *a, int mask)
 	if (mask & IBV_QP_AV) {
 		memcpy(qp->peer_gid, a->ah_attr.grh.dgid.raw, 16);
 		qp->peer_ipv4 = memcmp(qp->peer_gid, v4mapped, 12) == 0;
+		qp->tclass = a->ah_attr.grh.traffic_class;
 	}
 	if (mask & IBV_QP_RQ_PSN)
 		qp->resp.epsn = a->rq_psn;	/* the responder expects it next */
@@ -281,6 +282,7 @@ mwp_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *a, int attr_mask,
 		.qkey = qp->qkey,
 	};
 	memcpy(a->ah_attr.grh.dgid.raw, qp->peer_gid, sizeof(a->ah_attr.grh.dgid.raw));
+	a->ah_attr.grh.traffic_class = qp->tclass;
 	*init = (struct ibv_qp_init_attr){
 		.qp_context = ibqp->qp_context,
 		.send_cq = ibqp->send_cq, .recv_cq = ibqp->recv_cq,

@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include <rte_cycles.h>
+
+#include "mwp_port.h"
 #include "mwp_priv.h"
 #include "mwp_query.h"
 
@@ -24,7 +27,12 @@ mwp_qp_query_info(const struct ibv_qp *ibqp, struct mwp_qp_info *info)
 		.req_next_psn = qp->req.psn, .req_unacked_psn = qp->req.una,
 		.port = qp->port,
 		.resp = qp->resp.st, .req = qp->req.st,
+		.cc = { .st = qp->cc_st, .limited = qp->dcqcn.limited,
+			.cuts = qp->dcqcn.st.cuts, .paced = qp->dcqcn.st.paced },
 	};
+	if (qp->port != NULL && qp->port->conf.cc.react)
+		mwp_dcqcn_read(&qp->dcqcn, &qp->port->dcqcn, rte_rdtsc(), &info->cc.rate,
+			       &info->cc.target, &info->cc.alpha);
 	return 0;
 }
 

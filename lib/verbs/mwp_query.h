@@ -66,6 +66,24 @@ struct mwp_req_stats {
 #undef _
 };
 
+/** A QP's congestion control counters (docs/congestion.md). */
+struct mwp_cc_stats {
+	uint64_t ce;			/**< frames received marked CE */
+	uint64_t cnp_sent;		/**< CNPs sent for them */
+	uint64_t cnp_received;		/**< CNPs received */
+};
+
+/** A QP's congestion control as it stands. */
+struct mwp_qp_cc {
+	struct mwp_cc_stats st;		/**< counters */
+	bool limited;			/**< DCQCN holds it below the line rate */
+	double rate;			/**< R_C, Mb/s */
+	double target;			/**< R_T, Mb/s */
+	double alpha;			/**< 0 to 1 (0 while not limited) */
+	uint64_t cuts;			/**< rate decreases */
+	uint64_t paced;			/**< sends the pacer held back */
+};
+
 struct mwp_port;
 
 /** A QP as its datapath sees it. */
@@ -79,6 +97,7 @@ struct mwp_qp_info {
 	struct mwp_port *port;		/**< the port it is attached to, or NULL */
 	struct mwp_qp_stats resp;	/**< responder counters */
 	struct mwp_req_stats req;	/**< requester counters */
+	struct mwp_qp_cc cc;		/**< congestion control */
 };
 
 /** Fill *info for a QP of an mwpath device. */

@@ -81,6 +81,18 @@ struct mwp_hdrs {
 };
 
 /**
+ * The flow that answers a received frame, as a RoCE NIC does: MACs and IP
+ * addresses swapped, the same VLAN, the frame's UDP source port, its DSCP
+ * with the ECN codepoint given (the frame's own says what happened to it,
+ * not what the answer is).
+ *
+ * @param ecn
+ *   The answer's ECN bits (ROCE_ECN_*).
+ */
+void mwp_flow_mirror(struct mwp_flow *f, const struct rte_mbuf *m, const struct mwp_pkt *p,
+		     uint8_t ecn);
+
+/**
  * Build a frame into an empty mbuf.
  *
  * @param m

@@ -107,6 +107,14 @@ _Static_assert(sizeof(struct roce_cnp) == 16, "CNP reserved is 16 bytes");
 #define ROCE_BTH_TVER_MASK	0x0f
 #define ROCE_BTH_FECN		0x80
 #define ROCE_BTH_BECN		0x40
+
+/* The ECN codepoints of the IP header (RFC 3168): the low two bits of the
+ * IPv4 TOS byte and of the IPv6 traffic class. */
+#define ROCE_ECN_NOT_ECT	0
+#define ROCE_ECN_ECT1		1
+#define ROCE_ECN_ECT0		2
+#define ROCE_ECN_CE		3
+#define ROCE_ECN_MASK		3
 #define ROCE_BTH_ACKREQ		0x80
 
 /** AETH syndromes (IBA 9.7.5.1.4). */

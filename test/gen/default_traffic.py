@@ -61,7 +61,9 @@ def build():
                    eh={"reth": {"va": 0, "rkey": 1, "dmalen": 16}}), "bad_icrc")
     add(roce.frame(0x0a, QPN, 7, payload=bytes(16), dst="192.0.2.99",
                    eh={"reth": {"va": 0, "rkey": 1, "dmalen": 16}}), "not_for_us")
-    add(roce.frame(0x81, QPN, 0, becn=True), "cnp")
+    # a CNP for QP 0x11: its congestion control's (counted, and DCQCN
+    # slows what the QP sends; it sends nothing here)
+    add(roce.frame(0x81, QPN, 0, becn=True, eh={"cnp": {}}), "accepted")
     # an ARP request for the port's address: answered (RFC 826), after the
     # RoCE answers the frames before it made
     add(bytes(Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") /

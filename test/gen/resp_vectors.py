@@ -51,10 +51,13 @@ WC_WR_FLUSH_ERR, WC_REM_INV_REQ_ERR = 5, 9
 WC_RECV, WC_RECV_RDMA_WITH_IMM = 128, 129
 WC_WITH_IMM, WC_WITH_INV = 2, 8
 RNR_TIMER = 1          # min_rnr_timer the harness sets
+# What mwpath sends carries ECT(0) (RFC 3168 0b10) by default, as a
+# ConnectX does: the ECN bits of every answer and request of ours.
+ECT0 = 2
 ANSWER = dict(src="192.0.2.1", dst="192.0.2.2", smac="02:00:00:00:00:01",
-              dmac="02:00:00:00:00:02")
+              dmac="02:00:00:00:00:02", tos=ECT0)
 ANSWER6 = dict(ipv6=True, src="2001:db8::1", dst="2001:db8::2",
-               smac="02:00:00:00:00:01", dmac="02:00:00:00:00:02", hlim=64)
+               smac="02:00:00:00:00:01", dmac="02:00:00:00:00:02", hlim=64, tclass=ECT0)
 
 
 def pattern():

@@ -259,8 +259,8 @@ def zero_based_case():
 def bad_frames_case():
     """What is not a good request is dropped and counted, never answered
     and never written: a bad ICRC, an LLDP frame, a truncated frame, IPv4
-    options, a CNP, a frame for another host; the one good WRITE among them
-    lands."""
+    options, a CNP for a QP the port does not have, a frame for another
+    host; the one good WRITE among them lands."""
     from scapy.layers.l2 import Ether
     mem = rv.pattern()
     good = b"only this lands"
@@ -276,7 +276,7 @@ def bad_frames_case():
         (full[:50], "ip_bad_len"),
         (full[:20], "ip_trunc"),
         (bytes(opts), "ipv4_options"),
-        (roce.frame(0x81, 0x11, 0, eh={"cnp": {}}), "cnp"),
+        (roce.frame(0x81, 0x55, 0, eh={"cnp": {}}, becn=True), "cnp"),
         (rv.write(0x0a, 0, rv.MR_IOVA + 0x200, rv.MR_RKEY, b"O" * 8, dst="192.0.2.77"),
          "not_for_us"),
         (rv.write(0x0a, 0, rv.MR_IOVA + 0x300, rv.MR_RKEY, good, ackreq=True), "accepted"),
@@ -290,6 +290,41 @@ def bad_frames_case():
                 "qps": {"0x11": {"state": "RTS"}},
                 "memory": {"0": bytes(mem), "1": bytes(4096)},
                 "port": {"packets in": len(frames), "accepted": 1, "drop": drops},
+            }}
+
+
+def cnp(dqpn, dscp=48):
+    """A CNP from the port (RoCEv2 A17.9.3): opcode 0x81, BECN, PSN 0, 16
+    reserved bytes, back to where the marked frame came from, at the CNP
+    DSCP and not ECN-capable."""
+    return roce.frame(0x81, dqpn, 0, eh={"cnp": {}}, becn=True, tos=dscp << 2,
+                      **{k: v for k, v in rv.ANSWER.items() if k != "tos"})
+
+
+def ce_marked_requests_get_cnps_case():
+    """The notification point (docs/congestion.md): WRITEs that arrive
+    marked CE (ECN 0b11) are executed and acknowledged as any, and each
+    QP's sender gets one CNP for them -- min_time_between_cnps = 100 s
+    here, so the second marked WRITE to QP 0x11 gets none, while the one
+    to QP 0x12 gets its own; an unmarked WRITE gets none.  The ACKs go
+    first (one coalesced ACK a QP a burst), the CNPs after them."""
+    mem = rv.pattern()
+    writes = [(0x11, 0, 0x400, b"marked one", 3), (0x11, 1, 0x440, b"marked two", 3),
+              (0x12, 0, 0x480, b"marked, QP 0x12", 3), (0x11, 2, 0x4c0, b"not marked", 0)]
+    reqs = []
+    for qpn, psn, off, data, ecn in writes:
+        mem[off:off + len(data)] = data
+        reqs.append(rv.write(0x0a, psn, rv.MR_IOVA + off, rv.MR_RKEY, data, qpn=qpn,
+                             ackreq=True, tos=ecn))
+    cfg = fixture_config().replace("mtu = 1024\n", "mtu = 1024\n; one CNP a QP for the "
+                                   "whole run\nmin_time_between_cnps = 100000000\n", 1)
+    return {"config": cfg, "in": reqs,
+            "out": [rv.ack(2, 3), rv.ack(0, 1), cnp(rv.PEER_QPN), cnp(rv.PEER_QPN)],
+            "expect": {
+                "qps": {"0x11": {"state": "RTS"}, "0x12": {"state": "RTS"}},
+                "memory": {"0": bytes(mem), "1": bytes(4096)},
+                "port": {"packets in": 4, "accepted": 4, "ce marked": 3, "cnps sent": 2,
+                         "cnps received": 0},
             }}
 
 
@@ -738,7 +773,7 @@ recv = 1x64
         eh = {"aeth": {"syndrome": 0x1f, "msn": msn}}
         return roce.frame(op, peer_qpn, psn, payload=payload, eh=eh, src=port_ip,
                           dst=peer_ip, smac=port_mac, dmac=peer_mac,
-                          sport=p[UDP].sport, tos=p[IP].tos & ~3)
+                          sport=p[UDP].sport, tos=(p[IP].tos & ~3) | rv.ECT0)
     # The capture's frames reach the port in one burst, so the SEND's and
     # the WRITE's ACKs coalesce into one for the WRITE (an ACK covers every
     # earlier PSN, IBA 9.7.5.1.1; docs/responder.md), owed before the READ
@@ -799,7 +834,8 @@ def cm_no_listener_case(captures):
         Ether(src=port_mac, dst=peer_mac) /
         ARP(op=1, hwsrc=port_mac, psrc=port_ip, hwdst="00:00:00:00:00:00", pdst=peer_ip),
         roce.frame(0x64, 1, 0, payload=bytes(rej), src=port_ip, dst=peer_ip,
-                   smac=port_mac, dmac=peer_mac, sport=0xc000 | 1, tos=req[IP].tos,
+                   smac=port_mac, dmac=peer_mac, sport=0xc000 | 1,
+                   tos=(req[IP].tos & ~3) | rv.ECT0,
                    ttl=req[IP].ttl,
                    eh={"deth": {"qkey": 0x80010000, "sqpn": 1}}),
     ]
@@ -824,6 +860,7 @@ def all_cases(captures):
     c = vector_cases()
     c["zero_based_window"] = zero_based_case()
     c["bad_frames"] = bad_frames_case()
+    c["ce_marked_requests_get_cnps"] = ce_marked_requests_get_cnps_case()
     c["guessing_source_blocked"] = guessing_source_blocked_case()
     c["control_arp_nd_ping"] = control_case()
     c["local_send_with_inv_between_requests"] = local_send_with_inv_case()

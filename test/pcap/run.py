@@ -200,6 +200,10 @@ def summary_counts(text):
         m = re.match(r"^  (packets in|packets out|accepted|control|dropped)\s+(\d+)", line)
         if m:
             c[m.group(1)] = int(m.group(2))
+        m = re.match(r"^  congestion: ce marked (\d+), cnps sent (\d+), cnps received (\d+)",
+                     line)
+        if m:
+            c["ce marked"], c["cnps sent"], c["cnps received"] = map(int, m.groups())
         m = re.match(r"^    ([a-z_0-9]+)\s+(\d+)\s", line)
         if m:
             drop[m.group(1)] = int(m.group(2))
@@ -209,7 +213,9 @@ def summary_counts(text):
 
 # objects.json "ports" counters -> the names expect.json uses (the summary's)
 PORT_COUNTERS = {"packets_in": "packets in", "packets_out": "packets out",
-                 "accepted": "accepted", "control": "control", "dropped": "dropped"}
+                 "accepted": "accepted", "control": "control", "dropped": "dropped",
+                 "ce": "ce marked", "cnp_sent": "cnps sent",
+                 "cnp_received": "cnps received"}
 
 
 def read_dump(dump, stdout):

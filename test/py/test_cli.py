@@ -367,13 +367,13 @@ class Cli(TmpDirCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(port_counts(dump)["packets_in"], 30)
         self.assertIn("2 polling lcores", r.stdout)
-        # QP 0x11 belongs to queue 1's lcore (0x11 % 2): the 7 frames
-        # for it that queue 0 received were handed over, not processed
-        # there
+        # QP 0x11 belongs to queue 1's lcore (0x11 % 2): the 8 frames
+        # for it that queue 0 received (7 requests and a CNP) were handed
+        # over, not processed there
         q = dict((int(m[0]), (int(m[1]), int(m[2]), int(m[3]))) for m in re.findall(
             r"queue (\d) \(lcore \d\): in (\d+), handed to the owner (\d+), "
             r"handed over (\d+)", r.stdout))
-        self.assertEqual(q, {0: (15, 7, 0), 1: (15, 0, 7)}, r.stdout)
+        self.assertEqual(q, {0: (15, 8, 0), 1: (15, 0, 8)}, r.stdout)
         self.assertEqual({e["queue"]: (e["packets_in"], e["handed_to_owner"], e["handed_over"])
                           for e in load_dump(dump, "objects.json")["ports"][0]["queues"]}, q)
         # net_pcap has no rte_flow: said, and the hand-offs do the work

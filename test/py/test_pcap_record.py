@@ -329,6 +329,7 @@ class DumpFormats(unittest.TestCase):
         self.assertEqual(today["mr"], new["mr"])
         self.assertEqual(new["port"], {"packets in": 3, "packets out": 2, "accepted": 2,
                                        "control": 0, "dropped": 1,
+                                       "ce marked": 0, "cnps sent": 0, "cnps received": 0,
                                        "drop": {"bad_icrc": 1}})
         for k in ("packets in", "packets out", "accepted", "dropped", "drop"):
             self.assertEqual(today["port"][k], new["port"][k], k)

@@ -154,7 +154,8 @@ Test(ud, a_send_carries_a_deth_with_the_qkey_and_the_address_handles_fields)
 	cr_expect_eq(f->deth_sqpn, q->qp_num);
 	cr_expect_eq(f->payload_len, 300);
 	cr_expect(all(f->payload, 64, 0x3c));
-	cr_expect_eq(f->tos, 0x60);
+	/* the AH's DSCP, and the port's ECN codepoint (ECT(0) by default) */
+	cr_expect_eq(f->tos, 0x60 | ROCE_ECN_ECT0);
 	cr_expect_eq(f->ttl, 9);
 	cr_expect_not(f->ipv6);
 	cr_expect_not(f->ackreq);

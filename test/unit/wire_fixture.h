@@ -313,13 +313,17 @@ wire_poll_fn(void)
  * sets these before wire_setup. */
 static uint32_t wire_guess_threshold, wire_guess_block_ms;
 
+/* The port's congestion control: all zeros (ECT(0), no CNPs, no DCQCN)
+ * unless a test sets it before wire_setup. */
+static struct mwp_port_cc wire_cc;
+
 /* The verbs fixture, its two RC QPs on the wire. */
 static inline void
 wire_setup(void)
 {
 	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true,
 				    .guess_threshold = wire_guess_threshold,
-				    .guess_block_ms = wire_guess_block_ms };
+				    .guess_block_ms = wire_guess_block_ms, .cc = wire_cc };
 
 	verbs_setup();
 	memset(&wire, 0, sizeof(wire));
