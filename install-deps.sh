@@ -28,7 +28,8 @@ pkgs=(
 	python3 python3-scapy tshark
 	python3-matplotlib dpdk	# bench/plot.py; dpdk-testpmd, pcap_rate.py's baseline (bench-cli)
 	iproute2 iputils-ping	# live tests: veths, namespaces, ping
-	clang            # libFuzzer target
+	clang            # libFuzzer target; the live congestion test's ECN marker (BPF)
+	libbpf-dev       # ... its headers (test/live/ecn_mark.bpf.c)
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
 	python3-pyverbs		# ... and rdma-core's own tests
 	rdmacm-utils		# rping, ucmatose, udaddy, riostream: librdmacm programs on it

@@ -183,6 +183,7 @@ jport_counters(const struct app_run *run, uint16_t pid)
 	jset(c, "ce", jcount(s.ce));
 	jset(c, "cnp_sent", jcount(s.cnp_tx));
 	jset(c, "cnp_received", jcount(s.cnp_rx));
+	jset(c, "requests_sent_again", jcount(s.retrans));
 	app_port_ctrl_stats(run, pid, &cs);
 	for (unsigned int i = 0; i < MWP_CTRL__MAX; i++)
 		jset(ctrl, mwp_ctrl_name(i), jcount(cs.c[i]));

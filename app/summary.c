@@ -198,6 +198,8 @@ app_print_summary(FILE *out, const struct app_run *run)
 			if (s.denied[d] != 0)
 				fprintf(out, "    denied %-13s %12" PRIu64 "  NAK %#x\n",
 					mwp_deny_name(d), s.denied[d], mwp_deny_syndrome(d));
+		if (s.retrans != 0)
+			fprintf(out, "  requester: packets sent again %" PRIu64 "\n", s.retrans);
 		if (s.ce + s.cnp_tx + s.cnp_rx != 0)
 			fprintf(out, "  congestion: ce marked %" PRIu64 ", cnps sent %" PRIu64
 				", cnps received %" PRIu64 "\n", s.ce, s.cnp_tx, s.cnp_rx);

@@ -247,12 +247,19 @@ static void
 print_stats(const struct mwp_ibv_dev *d)
 {
 	const struct mwp_stats *st = &d->lc.q[0].stats;
+	struct rte_eth_stats es = { 0 };
 	char line[2048];
 	int n;
 
+	/* what the device itself missed (its ring full: the thread that
+	 * polls it did not run) */
+	rte_eth_stats_get(d->conf.port, &es);
 	n = snprintf(line, sizeof(line), "mwpath-ibverbs: %s: rx %" PRIu64 " accepted %" PRIu64
-		     " ctrl %" PRIu64 " tx %" PRIu64 " wr_api %" PRIu64, d->dev.name, st->rx_pkts,
-		     st->accepted, st->ctrl, st->tx_pkts, mwp_device_wr_api_posted(d->ctx));
+		     " ctrl %" PRIu64 " tx %" PRIu64 " wr_api %" PRIu64 " retrans %" PRIu64
+		     " ce %" PRIu64 " cnp_tx %" PRIu64 " cnp_rx %" PRIu64 " imissed %" PRIu64,
+		     d->dev.name, st->rx_pkts, st->accepted, st->ctrl, st->tx_pkts,
+		     mwp_device_wr_api_posted(d->ctx), st->retrans, st->ce, st->cnp_tx, st->cnp_rx,
+		     es.imissed);
 	for (unsigned int r = 1; r < MWP_DROP__MAX && n < (int)sizeof(line) - 1; r++)
 		if (st->drop[r] != 0)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %" PRIu64,

@@ -20,6 +20,7 @@ mwp_stats_add(struct mwp_stats *sum, const struct mwp_stats *s)
 	sum->ce += s->ce;
 	sum->cnp_tx += s->cnp_tx;
 	sum->cnp_rx += s->cnp_rx;
+	sum->retrans += s->retrans;
 	for (unsigned int i = 0; i < MWP_DENY__MAX; i++)
 		sum->denied[i] += s->denied[i];
 }

@@ -33,6 +33,7 @@ struct mwp_stats {
 	uint64_t ce;			/**< RoCE frames for a QP marked CE */
 	uint64_t cnp_tx;		/**< CNPs sent for them */
 	uint64_t cnp_rx;		/**< CNPs taken by a QP */
+	uint64_t retrans;		/**< request packets sent again */
 	uint64_t denied[MWP_DENY__MAX];	/**< accesses denied, by reason */
 } __rte_cache_aligned;
 

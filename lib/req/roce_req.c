@@ -418,6 +418,7 @@ req_send(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp)
 		mwp_tx_queue(tx, m, icrc == 1);
 		if (again) {
 			r->st.retrans++;
+			tx->st->retrans++;
 		} else {
 			r->st.pkts++;
 			r->sent_psn = (uint32_t)next;

@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Congestion control live (docs/congestion.md): two mwpath senders
+(Debian's unmodified ib_write_bw on mwpath devices) into one receiver
+through a Linux bottleneck that marks ECN -- bench/congestion.py's
+network of namespaces: htb at 100 Mb/s, a 500 KB FIFO, and RED-like
+marking on the queue (test/live/ecn_mark.bpf.c, since this kernel has no
+marking qdisc).  Run once with DCQCN on the senders and once with it off.
+
+With it on, the CE marks come back as CNPs (every CNP a receiver sent is
+one a sender took), the bottleneck drops nothing, its queue stays below
+the marking threshold's top on average, and the two senders share the
+link (Jain's index of their rates at the switch at least 0.9).  With it
+off, the marks change nothing: the queue fills, frames are dropped and
+sent again.  No speed is asserted: the bottleneck's rate is the
+network's, and the senders' share of it is what is compared."""
+import os
+import sys
+import unittest
+
+from common import BUILD, SRC
+
+sys.path.insert(0, os.path.join(SRC, "bench"))
+import congestion  # noqa: E402
+
+SECONDS = 6
+
+
+class Congestion(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.runs = {cc: congestion.run(BUILD, 100, SECONDS, cc, "t%d" % os.getpid())
+                    for cc in ("dcqcn", "off")}
+        for r in cls.runs.values():
+            print(congestion.report(r), file=sys.stderr)
+
+    def check_ran(self, r):
+        self.assertTrue(r["ok"], r["errors"])
+        for n, st in r["devices"].items():
+            self.assertIsNotNone(st, "%s printed no counters" % n)
+        self.assertIn("mbit", r, "the switch saw no time with both senders busy")
+
+    def test_with_dcqcn_the_marks_slow_the_senders_and_nothing_is_dropped(self):
+        r = self.runs["dcqcn"]
+        self.check_ran(r)
+        d = r["devices"]
+        # the receivers saw marks and answered them; the senders took
+        # every CNP they were sent
+        for rx, tx in (("r1", "s1"), ("r2", "s2")):
+            self.assertGreater(d[rx]["ce"], 0, rx)
+            self.assertGreater(d[rx]["cnp_tx"], 0, rx)
+            self.assertEqual(d[tx]["cnp_rx"], d[rx]["cnp_tx"], tx)
+        self.assertEqual(r["queue"]["dropped"], 0, r["queue"])
+        self.assertLess(r["queue_bytes_mean"], congestion.KMAX, congestion.report(r))
+        self.assertGreaterEqual(r["jain"], 0.9, congestion.report(r))
+
+    def test_without_it_the_queue_overflows_and_frames_are_sent_again(self):
+        r = self.runs["off"]
+        self.check_ran(r)
+        d = r["devices"]
+        self.assertGreater(d["r1"]["ce"] + d["r2"]["ce"], 0)
+        # CNPs still go out and are counted, and change nothing
+        self.assertGreater(d["s1"]["cnp_rx"] + d["s2"]["cnp_rx"], 0)
+        self.assertGreater(r["queue"]["dropped"], 0, r["queue"])
+        self.assertGreater(d["s1"]["retrans"] + d["s2"]["retrans"], 0)
+        self.assertGreater(r["queue_bytes_max"], congestion.QUEUE_LIMIT // 2,
+                           congestion.report(r))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
