@@ -94,6 +94,10 @@ port_dict(struct rte_tel_data *d, uint16_t pid)
 	}
 	rte_tel_data_add_dict_u64(d, "rnr_naks", s.rnr_naks);
 	rte_tel_data_add_dict_u64(d, "duplicates", s.duplicates);
+	rte_tel_data_add_dict_u64(d, "requests_sent_again", s.retrans);
+	rte_tel_data_add_dict_u64(d, "ce", s.ce);
+	rte_tel_data_add_dict_u64(d, "cnp_sent", s.cnp_tx);
+	rte_tel_data_add_dict_u64(d, "cnp_received", s.cnp_rx);
 	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {
 		snprintf(name, sizeof(name), "denied_%s", mwp_deny_name(r));
 		rte_tel_data_add_dict_u64(d, name, s.denied[r]);
@@ -147,6 +151,17 @@ qp_dict(struct rte_tel_data *d, const struct ibv_qp *ibqp)
 #define _(n, t) rte_tel_data_add_dict_u64(d, "req_" #n, qi.req.n);
 	MWP_FOREACH_REQ_STAT(_)
 #undef _
+	/* congestion control: marks, CNPs, DCQCN (rates in Mb/s, alpha in
+	 * 1024ths, as objects.json has them) */
+	rte_tel_data_add_dict_u64(d, "cc_ce", qi.cc.st.ce);
+	rte_tel_data_add_dict_u64(d, "cc_cnp_sent", qi.cc.st.cnp_sent);
+	rte_tel_data_add_dict_u64(d, "cc_cnp_received", qi.cc.st.cnp_received);
+	rte_tel_data_add_dict_u64(d, "cc_limited", qi.cc.limited);
+	rte_tel_data_add_dict_u64(d, "cc_rate_mbps", (uint64_t)(qi.cc.rate + 0.5));
+	rte_tel_data_add_dict_u64(d, "cc_target_mbps", (uint64_t)(qi.cc.target + 0.5));
+	rte_tel_data_add_dict_u64(d, "cc_alpha_1024", (uint64_t)(qi.cc.alpha * 1024 + 0.5));
+	rte_tel_data_add_dict_u64(d, "cc_rate_cuts", qi.cc.cuts);
+	rte_tel_data_add_dict_u64(d, "cc_paced", qi.cc.paced);
 	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {
 		snprintf(name, sizeof(name), "denied_%s", mwp_deny_name(r));
 		rte_tel_data_add_dict_u64(d, name, s->denied[r]);

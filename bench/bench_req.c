@@ -40,6 +40,7 @@
 
 #include "mwp_priv.h"
 #include "mwpath.h"
+#include "bench_cc.h"
 #include "bench_util.h"
 
 #define RUNS 5
@@ -139,6 +140,7 @@ make_setup(struct setup *s)
 	struct mwp_device_attr da = { .max_keys = 64, .socket = SOCKET_ID_ANY };
 	struct mwp_port_conf pc = { .mtu = MTU, .has_ipv4 = true };
 
+	bench_cc_conf(&pc.cc);
 	memset(s, 0, sizeof(*s));
 	s->ctx = mwp_open_device(&da);
 	if (s->ctx == NULL)
@@ -445,12 +447,14 @@ main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "workload", required_argument, NULL, 'w' },
 		{ "sizes", required_argument, NULL, 's' },
+		{ "cc", required_argument, NULL, 'c' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char usage[] =
-		"usage: %s [--quick] [--workload N] [--sizes S,...] [--json FILE]\n"
+		"usage: %s [--quick] [--workload N] [--sizes S,...] [--cc on|off]\n"
+		"          [--json FILE]\n"
 		"The requester on one lcore without an ethdev: million work requests a\n"
 		"second posted, sent (built into frames and handed to tx) and completed\n"
 		"(the peer's ACKs and responses taken, completions polled), for RDMA\n"
@@ -458,7 +462,9 @@ main(int argc, char **argv)
 		"only N (0 WRITE, 1 SEND, 2 READ, 3 FETCH_ADD, 4 CMP_SWAP); --sizes\n"
 		"S,...: payloads, 1 to 4096 bytes (default 64,256,1024,4096); --quick:\n"
 		"short runs at 64 bytes unless told (a smoke test, not a figure);\n"
-		"--json FILE: the figures, with the build and the machine, as JSON.\n";
+		"--cc on|off: the port's congestion control as configured by default\n"
+		"(ECT(0), CNPs, DCQCN), or none (default on); --json FILE: the figures,\n"
+		"with the build and the machine, as JSON.\n";
 	uint32_t sizes[MAX_SWEEP] = { 64, 256, 1024, 4096 };
 	unsigned int nsizes = 0;
 	const char *json_path = NULL;
@@ -484,6 +490,9 @@ main(int argc, char **argv)
 					MAX_SWEEP, MAX_SIZE);
 				return 2;
 			}
+		} else if (c == 'c') {
+			if (bench_cc_option(optarg) != 0)
+				return 2;
 		} else if (c == 'J') {
 			json_path = optarg;
 		} else {

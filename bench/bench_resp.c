@@ -57,6 +57,7 @@
 
 #include "mwp_priv.h"
 #include "mwpath.h"
+#include "bench_cc.h"
 #include "bench_util.h"
 
 #define RUNS 5
@@ -104,6 +105,8 @@ make_setup(struct setup *s, uint32_t nkeys)
 	struct mwp_device_attr da = { .max_keys = nkeys + 16, .socket = SOCKET_ID_ANY };
 	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true };
 	struct ibv_pd *pd;
+
+	bench_cc_conf(&pc.cc);
 	struct ibv_cq *cq;
 
 	memset(s, 0, sizeof(*s));
@@ -501,21 +504,24 @@ main(int argc, char **argv)
 		{ "workload", required_argument, NULL, 'w' },
 		{ "keys", required_argument, NULL, 'k' },
 		{ "payloads", required_argument, NULL, 'p' },
+		{ "cc", required_argument, NULL, 'c' },
 		{ "json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char usage[] =
 		"usage: %s [--quick] [--workload N] [--keys K,...] [--payloads P,...]\n"
-		"          [--json FILE]\n"
+		"          [--cc on|off] [--json FILE]\n"
 		"The responder on one lcore without an ethdev: Mpps and ns per packet of\n"
 		"each workload (WRITE ONLY, 8 B READ, FETCH_ADD, WRITE with denied keys,\n"
 		"5 KB WRITEs) at each table size.  --workload N: only workload N (0 is the\n"
 		"first printed); --keys K,...: the table sizes, live keys (default\n"
 		"1024,1048576); --payloads P,...: the WRITE ONLY's payloads, 1 to 1024\n"
 		"bytes (default 64,256,1024); --quick: short runs at 1024 keys and 64\n"
-		"bytes unless told (a smoke test, not a figure); --json FILE: the figures,\n"
-		"with the build and the machine, as JSON.\n";
+		"bytes unless told (a smoke test, not a figure); --cc on|off: the port's\n"
+		"congestion control as configured by default (ECT(0), CNPs, DCQCN), or\n"
+		"none (default on); --json FILE: the figures, with the build and the\n"
+		"machine, as JSON.\n";
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -541,6 +547,9 @@ main(int argc, char **argv)
 					MAX_SWEEP, W5_SEG);
 				return 2;
 			}
+		} else if (c == 'c') {
+			if (bench_cc_option(optarg) != 0)
+				return 2;
 		} else if (c == 'J') {
 			json_path = optarg;
 		} else {

@@ -9,14 +9,15 @@ marks ECN, with congestion control on and off (docs/congestion.md).
 Four network namespaces: two senders (s1, s2), a receiver (r) and a
 switch (sw) bridging their veths.  The switch's port towards the
 receiver is the bottleneck: htb at --rate Mb/s (default 100) with a
-150 KB FIFO (then tail drops), and ECN marking as a switch configured for
+500 KB FIFO (then tail drops), and ECN marking as a switch configured for
 DCQCN does it, RED-like on the queue: no mark below 15 KB, every
 ECN-capable frame above 45 KB, linearly between.  This kernel has no
 marking qdisc (no red, codel or fq_codel), so the marking is a tc
 egress program, test/live/ecn_mark.bpf.c (built here with clang), on a
 virtual queue that drains at the bottleneck's rate: the htb class's
-backlog.  Each sender is Debian's
-unmodified ib_write_bw (4 KiB WRITEs, RC) on an mwpath device on its
+backlog.  Every veth end steers what it receives to one CPU (RPS), so
+that no link reorders frames.  Each sender is Debian's unmodified
+ib_write_bw (4 KiB WRITEs, RC) on an mwpath device on its
 veth (net_af_packet); the receiver runs one ib_write_bw server, on a
 device of its own, for each.  perftest's TCP exchange goes over the
 kernel's addresses on the same veths (10.9.0.1-3), the RDMA traffic to
@@ -26,7 +27,7 @@ bottleneck's queue (tc's backlog).
 
 Printed for each run: each sender's rate (the switch's count, over the
 run without its first second, and perftest's BW average), Jain's
-fairness index of the two, the queue's mean and maximum, RED's marks and
+fairness index of the two, the queue's mean and maximum, the FIFO's
 drops, the requests mwpath sent again, the CE frames seen and the CNPs
 sent and received.  --plot draws both runs' rates over time.  Needs
 root (namespaces, tc).  Exit 0, or 1 if a run did not complete.
@@ -90,6 +91,14 @@ class Net:
                         "ip link set %s promisc on up" % (KERNEL_IP[host], dev, dev))
                 self.sh("sw", "echo 1 > /proc/sys/net/ipv6/conf/all/disable_ipv6 && "
                         "ip link set %s master br0 && ip link set %s up" % (port, port))
+                # A veth hands a frame to its peer's backlog on the CPU
+                # that sends it, and the htb sends from whichever CPU
+                # dequeues it: frames of one flow would be taken by two
+                # CPUs at once and overtake each other (no wire does
+                # that; the receivers counted psn_ahead, the senders
+                # went back).  RPS to one CPU keeps each link in order.
+                self.sh(host, "echo 1 > /sys/class/net/%s/queues/rx-0/rps_cpus" % dev)
+                self.sh("sw", "echo 1 > /sys/class/net/%s/queues/rx-0/rps_cpus" % port)
             # the bottleneck, towards the receiver
             self.sh("sw", "tc qdisc add dev sw3 root handle 1: htb default 10 r2q 100 && "
                     "tc class add dev sw3 parent 1: classid 1:10 htb rate {r}mbit "
@@ -200,6 +209,20 @@ def bw_of(out):
     return float(m.group(1)) if m else None
 
 
+def tool_env(build):
+    """The tools' environment: MWPATH_STATS for the devices' counters, and
+    in a sanitized build the sanitizer's runtime loaded first into
+    Debian's (unsanitized) perftest, leaks not checked there."""
+    env = dict(os.environ, MWPATH_STATS="1")
+    ldd = subprocess.run(["ldd", os.path.join(build, "provider", "libmwpath-ibverbs.so")],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"(\S*lib[at]san\.so\S*) => (\S+)", ldd)
+    if m:
+        env["LD_PRELOAD"] = m.group(2)
+        env["ASAN_OPTIONS"] = "detect_leaks=0"
+    return env
+
+
 def jain(xs):
     s = sum(xs)
     return s * s / (len(xs) * sum(x * x for x in xs)) if s > 0 else 0.0
@@ -208,7 +231,7 @@ def jain(xs):
 def run(build, rate, seconds, cc, tag):
     """One run with cc ("dcqcn" or "off") on the senders: its figures."""
     run_bin = os.path.join(build, "provider", "mwpath-run")
-    env = dict(os.environ, MWPATH_STATS="1")
+    env = tool_env(build)
     procs, res = [], {"cc": cc, "rate_mbit": rate, "seconds": seconds}
     tmpd = tempfile.TemporaryDirectory()
     tmp = tmpd.name

@@ -7,7 +7,8 @@ marking on the queue (test/live/ecn_mark.bpf.c, since this kernel has no
 marking qdisc).  Run once with DCQCN on the senders and once with it off.
 
 With it on, the CE marks come back as CNPs (every CNP a receiver sent is
-one a sender took), the bottleneck drops nothing, its queue stays below
+one a sender took), the bottleneck drops nothing and no request is sent
+twice, its queue stays below
 the marking threshold's top on average, and the two senders share the
 link (Jain's index of their rates at the switch at least 0.9).  With it
 off, the marks change nothing: the queue fills, frames are dropped and
@@ -50,6 +51,11 @@ class Congestion(unittest.TestCase):
             self.assertGreater(d[rx]["cnp_tx"], 0, rx)
             self.assertEqual(d[tx]["cnp_rx"], d[rx]["cnp_tx"], tx)
         self.assertEqual(r["queue"]["dropped"], 0, r["queue"])
+        # nothing lost, so nothing sent twice (the links keep order)
+        for n in ("s1", "s2"):
+            self.assertEqual(d[n]["retrans"], 0, congestion.report(r))
+        for n in ("r1", "r2"):
+            self.assertNotIn("psn_ahead", d[n]["drops"], congestion.report(r))
         self.assertLess(r["queue_bytes_mean"], congestion.KMAX, congestion.report(r))
         self.assertGreaterEqual(r["jain"], 0.9, congestion.report(r))
 
