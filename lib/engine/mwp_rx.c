@@ -82,9 +82,9 @@ check_dest(const struct mwp_port *port, const uint8_t *d, uint32_t l3_off, bool 
  * header at l3_off, its BTH at bth_off): its L2/L3 destination, its ICRC
  * lane (*alone: the set cannot take it), its QP and the R_Key a request
  * names; *plain: it is a request for a QP this queue runs, the
- * responder's if its ICRC is good; bit i of *ce: it came marked CE.  Whether the QP exists and whether the
- * frame is a CNP count only for frames whose ICRC is good, so those
- * verdicts wait (sort).  Inlined
+ * responder's if its ICRC is good; bit i of *ce: it came marked CE.
+ * Whether the QP exists and whether the frame is a CNP count only for
+ * frames whose ICRC is good, so those verdicts wait (sort).  Inlined
  * after each parser; after the fast one the layout arguments are
  * constants.
  */
