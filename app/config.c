@@ -282,6 +282,31 @@ port_cc(const char *v, void *obj, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+port_exception(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct app_port *p = obj;
+
+	if (strcmp(v, "tap") != 0 && strcmp(v, "off") != 0)
+		APP_KEY_FAIL("'%s' is not tap or off", v);
+	p->host.on = strcmp(v, "tap") == 0;
+	p->conf.host_path = p->host.on;
+	return 0;
+}
+
+static int
+port_exception_tap(const char *v, void *obj, char *err, size_t errlen)
+{
+	struct app_port *p = obj;
+
+	if (v[0] == '\0' || strlen(v) >= sizeof(p->host.ifname) || strchr(v, '/') != NULL ||
+	    strchr(v, ',') != NULL || strchr(v, ' ') != NULL)
+		APP_KEY_FAIL("'%s' is not an interface name (1 to %zu characters, no '/', ',' or space)",
+			     v, sizeof(p->host.ifname) - 1);
+	strcpy(p->host.ifname, v);
+	return 0;
+}
+
 /* DCQCN's parameters, by ConnectX's names (mwp_dcqcn.h); their ranges
  * together are mwp_dcqcn_params_check's. */
 #define DCQCN_KEY(name, lo, hi, what) \
@@ -333,6 +358,14 @@ static const struct app_key port_keys[] = {
 	DCQCN_KEY(initial_alpha_value, 1, 1023, "1024ths, 1 to 1023"),
 	APP_KEY_DECIMAL(struct app_port, "cc_burst", conf.cc.dcqcn.burst, 64, 1 << 24,
 			"bytes, 64 to 16777216"),
+	APP_KEY_READER("exception", port_exception),
+	APP_KEY_READER("exception_tap", port_exception_tap),
+	APP_KEY_DECIMAL(struct app_port, "exception_poll_us", host.poll_us, 1, 1000000,
+			"microseconds, 1 to 1000000"),
+	APP_KEY_DECIMAL(struct app_port, "ipv4_prefix", host.prefix4, 1, 32,
+			"a prefix length, 1 to 32"),
+	APP_KEY_DECIMAL(struct app_port, "ipv6_prefix", host.prefix6, 1, 128,
+			"a prefix length, 1 to 128"),
 };
 
 static int
@@ -392,11 +425,24 @@ device_progress(const char *v, void *obj, char *err, size_t errlen)
 	APP_KEY_FAIL("'%s' is not thread, calls or lcore", v);
 }
 
+static int
+device_start(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (strcmp(v, "open") == 0)
+		((struct app_device *)obj)->start = APP_START_OPEN;
+	else if (strcmp(v, "load") == 0)
+		((struct app_device *)obj)->start = APP_START_LOAD;
+	else
+		APP_KEY_FAIL("'%s' is not open or load", v);
+	return 0;
+}
+
 static const struct app_key device_keys[] = {
 	APP_KEY_DECIMAL(struct app_device, "port", port, 0, RTE_MAX_ETHPORTS - 1,
 			"a DPDK port number"),
 	APP_KEY_READER("eal", device_eal),
 	APP_KEY_READER("progress", device_progress),
+	APP_KEY_READER("start", device_start),
 	APP_KEY_DECIMAL(struct app_device, "max_keys", max_keys, 1, 1 << 23,
 			"a number from 1 to 8388608"),
 	APP_KEY_DECIMAL(struct app_device, "peer_wait_ms", peer_wait_ms, 0, 600000,
@@ -459,6 +505,8 @@ app_config_load(const char *file, struct app_config *cfg)
 	for (unsigned int i = 0; i < RTE_MAX_ETHPORTS; i++) {
 		cfg->port[i].conf.mtu = APP_DEFAULT_MTU;
 		mwp_port_cc_defaults(&cfg->port[i].conf.cc);
+		cfg->port[i].host.prefix4 = 24;
+		cfg->port[i].host.prefix6 = 64;
 	}
 
 	f = fopen(file, "r");

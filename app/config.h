@@ -9,6 +9,7 @@
 #include <rte_ether.h>
 
 #include "mwpath.h"
+#include "mwp_pmd.h"
 
 /** Default RoCE path MTU of a port. */
 #define APP_DEFAULT_MTU 1024
@@ -144,6 +145,17 @@ enum app_progress {
  * of a test or a job to start. */
 #define APP_DEVICE_PEER_WAIT_MS	10000
 
+/** When a [device N] starts (its DPDK port, its datapath). */
+enum app_start {
+	APP_START_DEFAULT = 0,		/* load if its port has an exception
+					 * path, else open */
+	APP_START_OPEN,			/* at the first ibv_open_device */
+	APP_START_LOAD,			/* when the program starts: the port's
+					 * addresses exist before the program
+					 * opens the device (a server that
+					 * listens on TCP first, as qperf) */
+};
+
 struct app_device {
 	bool present;
 	uint16_t port;			/* the DPDK port: [port N] and the EAL's Nth */
@@ -153,6 +165,7 @@ struct app_device {
 	uint32_t peer_wait_ms;		/* how long a port that will not start
 					 * yet (a memif client before its
 					 * server) is tried again */
+	enum app_start start;		/* when the device starts */
 };
 
 /** A [port N] section: the library's port settings, and whether the port
@@ -160,6 +173,8 @@ struct app_device {
 struct app_port {
 	struct mwp_port_conf conf;
 	bool cm_off;			/**< cm = off */
+	struct mwp_host_conf host;	/**< exception = tap: the host keeps
+					 *   the port's addresses */
 };
 
 /** The configuration file. */

@@ -171,6 +171,9 @@ jport_counters(const struct app_run *run, uint16_t pid)
 	jset(c, "bytes_out", jcount(s.tx_bytes));
 	jset(c, "accepted", jcount(s.accepted));
 	jset(c, "control", jcount(s.ctrl));
+	jset(c, "to_host", jcount(s.host));
+	jset(c, "from_host", jcount(s.host_out));
+	jset(c, "host_lost", jcount(s.host_lost));
 	jset(c, "dropped", jcount(mwp_stats_dropped(&s)));
 	for (unsigned int d = 1; d < MWP_DROP__MAX; d++)
 		jset(drops, mwp_drop_name(d), jcount(s.drop[d]));

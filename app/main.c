@@ -100,6 +100,8 @@ assign_queues(struct app_run *run, unsigned int *poll_ids, unsigned int lpp)
 			q->port_id = pid;
 			q->queue_id = qid;
 			q->port = run->ports[pid];
+			if (run->hosts[pid].port_id != MWP_HOST_NONE)
+				q->host = &run->hosts[pid];
 		}
 	}
 	for (unsigned int l = 0; l < run->nb_lcores; l++) {
@@ -159,10 +161,16 @@ static int
 start_ports(struct app_run *run, const struct app_config *cfg,
 	    struct rte_mempool *mp, unsigned int lpp)
 {
+	for (uint16_t pid = 0; pid < run->nb_ports; pid++)
+		run->hosts[pid].port_id = MWP_HOST_NONE;
 	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
+		const struct mwp_host_conf *hc = &cfg->port[pid].host;
 		struct mwp_port_conf pc;
 
 		app_config_port(cfg, pid, &pc);
+		/* a tap holding the port's MAC needs to know it */
+		if (hc->on && rte_is_zero_ether_addr(&pc.mac))
+			rte_eth_macaddr_get(pid, &pc.mac);
 		/* the port's QPs are spread over its queues' lcores */
 		pc.nb_queues = (uint16_t)lpp;
 		run->ports[pid] = mwp_port_create(&pc, pid, rte_eth_dev_socket_id(pid));
@@ -177,6 +185,16 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 			fprintf(stderr, "mwpath: port %u: cannot start (see log above)\n",
 				pid);
 			return -1;
+		}
+		if (hc->on) {
+			char err[256];
+
+			if (mwp_host_start(&run->hosts[pid], hc, &pc, pid, (uint16_t)lpp, mp, err,
+					   sizeof(err)) != 0) {
+				fprintf(stderr, "mwpath: %s: [port %u] exception: %s\n", cfg->file,
+					pid, err);
+				return -1;
+			}
 		}
 	}
 	return 0;
@@ -323,7 +341,8 @@ main(int argc, char **argv)
 				 RTE_CACHE_LINE_SIZE);
 	run.ports = rte_zmalloc("mwp_ports", run.nb_ports * sizeof(*run.ports), 0);
 	run.flows = rte_zmalloc("mwp_flows", run.nb_ports * sizeof(*run.flows), 0);
-	if (run.lcores == NULL || run.ports == NULL || run.flows == NULL) {
+	run.hosts = rte_zmalloc("mwp_hosts", run.nb_ports * sizeof(*run.hosts), 0);
+	if (run.lcores == NULL || run.ports == NULL || run.flows == NULL || run.hosts == NULL) {
 		fprintf(stderr, "mwpath: out of memory\n");
 		goto out_free;
 	}
@@ -370,8 +389,10 @@ main(int argc, char **argv)
 		status = EXIT_FAILURE;
 out_objects:
 out_ports:
-	for (uint16_t pid = 0; pid < run.nb_ports; pid++)
+	for (uint16_t pid = 0; pid < run.nb_ports; pid++) {
 		mwp_ethdev_close(pid);
+		mwp_host_stop(&run.hosts[pid]);
+	}
 	/* QPs leave their ports' tables and engines: before those go */
 	app_cm_stop(&cms, &run);
 	app_objects_destroy(&objs);
@@ -381,6 +402,7 @@ out_ports:
 		mwp_port_free(run.ports[pid]);
 	rte_mempool_free(mp);
 out_free:
+	rte_free(run.hosts);
 	rte_free(run.flows);
 	rte_free(run.ports);
 	rte_free(run.lcores);

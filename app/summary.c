@@ -185,6 +185,11 @@ app_print_summary(FILE *out, const struct app_run *run)
 		if (s.ctrl != 0)
 			fprintf(out, "  %-22s %12" PRIu64 "  ARP, neighbour discovery, ICMP echo\n",
 				"control", s.ctrl);
+		if (run->hosts != NULL && run->hosts[pid].port_id != MWP_HOST_NONE)
+			fprintf(out, "  %-22s %12" PRIu64 "  not RoCE, to %s (%" PRIu64
+				" it did not take); %" PRIu64 " from it to the wire\n",
+				"to the host", s.host, run->hosts[pid].ifname, s.host_lost,
+				s.host_out);
 		fprintf(out, "  %-22s %12" PRIu64 "\n", "dropped", dropped);
 		for (unsigned int d = 1; d < MWP_DROP__MAX; d++)
 			if (s.drop[d] != 0)

@@ -13,6 +13,7 @@ struct app_run {
 	unsigned int nb_ports;		/**< ethdev ports in use */
 	struct mwp_port **ports;	/**< by ethdev port id */
 	struct mwp_flow_report *flows;	/**< by ethdev port id: rte_flow rules */
+	struct mwp_host *hosts;		/**< by ethdev port id: exception paths */
 	uint64_t start_tsc;		/**< when the lcores started */
 	double seconds;			/**< how long it ran */
 	const char *stop_reason;	/**< why it stopped */

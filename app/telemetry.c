@@ -98,6 +98,9 @@ port_dict(struct rte_tel_data *d, uint16_t pid)
 	rte_tel_data_add_dict_u64(d, "ce", s.ce);
 	rte_tel_data_add_dict_u64(d, "cnp_sent", s.cnp_tx);
 	rte_tel_data_add_dict_u64(d, "cnp_received", s.cnp_rx);
+	rte_tel_data_add_dict_u64(d, "to_host", s.host);
+	rte_tel_data_add_dict_u64(d, "from_host", s.host_out);
+	rte_tel_data_add_dict_u64(d, "host_lost", s.host_lost);
 	for (unsigned int r = 1; r < MWP_DENY__MAX; r++) {
 		snprintf(name, sizeof(name), "denied_%s", mwp_deny_name(r));
 		rte_tel_data_add_dict_u64(d, name, s.denied[r]);

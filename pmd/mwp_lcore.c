@@ -114,9 +114,37 @@ loop_back(struct mwp_lcore_queue *q, struct rte_mbuf **tx, uint16_t n)
 	return k;
 }
 
+/* The exception path, once a pass: what the queue set aside for the
+ * host's kernel to the tap (what it does not take is freed, counted),
+ * and -- at most every poll_gap while the kernel sends nothing, each
+ * pass while it does -- what the kernel sent, into tx[0..room) for the
+ * wire.  Returns the frames placed in tx. */
+static __rte_noinline uint16_t
+host_pass(struct mwp_lcore_queue *q, uint64_t now, struct rte_mbuf **tx, uint16_t room)
+{
+	const struct mwp_host *h = q->host;
+	struct rte_mbuf *up[MWP_BURST_MAX];
+	uint16_t n, sent, got = 0;
+
+	n = mwp_queue_host_take(q->mq, up, RTE_DIM(up));
+	if (n != 0) {
+		sent = rte_eth_tx_burst(h->port_id, q->queue_id, up, n);
+		if (unlikely(sent < n)) {
+			q->stats.host_lost += n - sent;
+			rte_pktmbuf_free_bulk(&up[sent], n - sent);
+		}
+	}
+	if (now >= q->host_next && room != 0) {
+		got = rte_eth_rx_burst(h->port_id, q->queue_id, tx, room);
+		q->stats.host_out += got;
+		q->host_next = got != 0 ? now : now + h->poll_gap;
+	}
+	return got;
+}
+
 /* Returns the frames received plus the frames sent: 0 means idle. */
 static inline unsigned int
-poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
+poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q, uint64_t now)
 {
 	struct rte_mbuf *rx[MWP_RX_BURST];
 	struct rte_mbuf *tx[MWP_TX_ROOM];
@@ -145,6 +173,9 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 	nb_rx += nb_loop;
 	if (nb_rx != 0)
 		nb_tx += mwp_queue_rx(q->mq, rx, nb_rx, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
+	/* the one branch the exception path costs the RoCE path */
+	if (unlikely(q->host != NULL))
+		nb_tx += host_pass(q, now, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
 	if (q->loop != NULL && nb_tx != 0) {
 		const uint16_t all = nb_tx;
 
@@ -183,7 +214,7 @@ mwp_lcore_poll(struct mwp_lcore *lc)
 	unsigned int work = mwp_engine_run(lc->eng, now);
 
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
-		work += poll_queue(lc, &lc->q[i]);
+		work += poll_queue(lc, &lc->q[i], now);
 	/*
 	 * Idle time is what this lcore itself saw: an lcore that the OS
 	 * does not schedule does not grow idle, so a loaded machine cannot

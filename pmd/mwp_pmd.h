@@ -27,6 +27,66 @@
 /** Most rx queues one lcore polls. */
 #define MWP_MAX_QUEUES_PER_LCORE 8
 
+/** The exception path of a port, as configured ([port N] exception). */
+struct mwp_host_conf {
+	bool on;			/**< exception = tap */
+	char ifname[16];		/**< the tap; "": mwp<port> */
+	uint8_t prefix4;		/**< the IPv4 address's prefix length */
+	uint8_t prefix6;		/**< the IPv6 address's */
+	uint32_t poll_us;		/**< how often an idle poller looks at
+					 *   the tap; 0: MWP_HOST_POLL_US */
+};
+
+/** How often, by default, a poller with nothing from the tap looks again. */
+#define MWP_HOST_POLL_US 20
+
+/** No tap (mwp_host.port_id). */
+#define MWP_HOST_NONE UINT16_MAX
+
+/** A port's exception path, running. */
+struct mwp_host {
+	uint16_t port_id;		/**< the tap's ethdev, or MWP_HOST_NONE */
+	char ifname[16];		/**< its kernel interface */
+	bool made;			/**< made by us (not attached to) */
+	uint64_t poll_gap;		/**< TSC cycles between idle polls */
+};
+
+/**
+ * Give the host's kernel a port's addresses (the exception path,
+ * docs/host.md): make the tap hc->ifname (or attach to it, if a tap of
+ * that name exists) with the port's MAC, one queue pair per queue of the
+ * port, give it the port's addresses and check that the kernel agrees
+ * (mwp_host_check).  The port's configuration must have host_path set
+ * for its queues to pass what is not RoCE; mwp_lcore_queue.host then
+ * moves the frames.
+ *
+ * @param index
+ *   The port's number, for the names (net_tap_mwpN, mwpN).
+ * @param mp
+ *   The pool frames from the kernel are received into.
+ * @param err
+ *   Why not, in one line.
+ * @return
+ *   0, or a negative errno.
+ */
+int mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
+		   const struct mwp_port_conf *pc, unsigned int index, uint16_t nb_queues,
+		   struct rte_mempool *mp, char *err, size_t errlen);
+
+/**
+ * Do the kernel and the port agree on the port's addresses: ifname holds
+ * them (set: or none yet), and no other interface of this network
+ * namespace holds one of them?
+ *
+ * @return
+ *   0, or a negative errno with err saying what disagrees.
+ */
+int mwp_host_check(const char *ifname, const struct mwp_port_conf *pc, bool set, char *err,
+		   size_t errlen);
+
+/** Close the tap (one we made disappears from the kernel with it). */
+void mwp_host_stop(struct mwp_host *h);
+
 struct mwp_rx_gate;
 
 struct mwp_engine;
@@ -61,6 +121,10 @@ struct mwp_lcore_queue {
 	 *  the next poll instead of leaving, as a NIC loops them; NULL for
 	 *  a port without a MAC. */
 	struct rte_ring *loop;
+	/** The port's exception path (frames that are not RoCE to and from
+	 *  the host's kernel), or NULL. */
+	const struct mwp_host *host;
+	uint64_t host_next;		/**< TSC when the tap is looked at next */
 	struct mwp_stats stats;		/**< written by the owning lcore only */
 };
 

@@ -41,6 +41,8 @@ struct mwp_ibv_dev {
 	unsigned int index;		/* N */
 	struct app_device conf;		/* [device N] */
 	struct mwp_port_conf pc;	/* [port conf.port] */
+	struct mwp_host_conf hc;	/* its exception path */
+	struct mwp_host host;		/* ... running (port_id MWP_HOST_NONE: none) */
 	bool sequential_keys;		/* [security] keys = sequential */
 	union ibv_gid gid[MWP_IBV_MAX_GIDS];
 	unsigned int nb_gids;

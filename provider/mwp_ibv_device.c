@@ -89,6 +89,10 @@ read_config(void)
 		d->conf = cfg.device[i];
 		d->sequential_keys = cfg.sequential_keys;
 		app_config_port(&cfg, d->conf.port, &d->pc);
+		d->hc = cfg.port[d->conf.port].host;
+		d->host.port_id = MWP_HOST_NONE;
+		if (d->conf.start == APP_START_DEFAULT)
+			d->conf.start = d->hc.on ? APP_START_LOAD : APP_START_OPEN;
 		d->cm_on = app_config_port_cm(&cfg, d->conf.port);
 		snprintf(d->dev.name, sizeof(d->dev.name), "mwpath%u", i);
 		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "mwpath%u", i);
@@ -264,6 +268,10 @@ print_stats(const struct mwp_ibv_dev *d)
 		if (st->drop[r] != 0)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %" PRIu64,
 				      mwp_drop_name((enum mwp_drop)r), st->drop[r]);
+	if (d->lc.q[0].host != NULL && n < (int)sizeof(line) - 1)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " to_host %" PRIu64
+			      " from_host %" PRIu64 " host_lost %" PRIu64, st->host,
+			      st->host_out, st->host_lost);
 	n = RTE_MIN(n, (int)sizeof(line) - 2);
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, (size_t)n) < 0)
@@ -318,6 +326,7 @@ stop_ports(void)
 			print_stats(d);
 		if (!is_memif(d->conf.port))
 			mwp_ethdev_close(d->conf.port);
+		mwp_host_stop(&d->host);
 	}
 }
 
@@ -588,6 +597,23 @@ start_device(struct mwp_ibv_dev *d)
 			d->dev.name, pid, d->index, d->conf.peer_wait_ms);
 		return ret;
 	}
+	if (d->hc.on) {
+		char err[256];
+
+		/* the kernel's frames move only while the port is polled */
+		if (d->conf.progress == APP_PROGRESS_CALLS) {
+			fprintf(stderr, "mwpath-ibverbs: %s: [port %u] exception = tap needs progress = thread or lcore (with calls, the host's TCP waits until the program polls a CQ)\n",
+				d->dev.name, pid);
+			return -EINVAL;
+		}
+		ret = mwp_host_start(&d->host, &d->hc, &d->pc, d->index, 1, d->mp, err,
+				     sizeof(err));
+		if (ret != 0) {
+			fprintf(stderr, "mwpath-ibverbs: %s: [port %u] exception: %s\n",
+				d->dev.name, pid, err);
+			return ret;
+		}
+	}
 	d->ctx = mwp_open_device(&attr);
 	if (d->ctx == NULL)
 		return -errno;
@@ -607,6 +633,7 @@ start_device(struct mwp_ibv_dev *d)
 	d->lc.q[0].port_id = pid;
 	d->lc.q[0].queue_id = 0;
 	d->lc.q[0].port = d->port;
+	d->lc.q[0].host = d->host.port_id != MWP_HOST_NONE ? &d->host : NULL;
 	d->lc.stop = &d->stop;
 	ret = mwp_lcore_init(&d->lc, rte_eth_dev_socket_id(pid));
 	if (ret != 0)
@@ -713,4 +740,42 @@ mwp_ibv_close(struct mwp_ibv_dev *d)
 		d->refs--;
 	pthread_mutex_unlock(&d->lock);
 	return ret;
+}
+
+/*
+ * Devices with start = load (the default where the port's host keeps its
+ * addresses: an exception path) start with the program, so that the
+ * port's addresses exist before it opens a device -- a server that waits
+ * on TCP first (qperf) is reached at them.  A process the program starts
+ * with the same environment leaves them to the one that started them
+ * (MWPATH_STARTED_BY, while that process lives): two processes cannot
+ * drive one port.
+ */
+static void __attribute__((constructor))
+start_at_load(void)
+{
+	const char *by = getenv("MWPATH_STARTED_BY");
+	struct mwp_ibv_dev *all;
+	bool started = false;
+	unsigned int n;
+
+	if (getenv("MWPATH_CONFIG") == NULL)
+		return;
+	if (by != NULL && atoi(by) > 0 && atoi(by) != getpid() && kill(atoi(by), 0) == 0)
+		return;
+	n = mwp_ibv_devices(&all);
+	for (unsigned int i = 0; i < n; i++) {
+		if (all[i].conf.start != APP_START_LOAD)
+			continue;
+		if (mwp_ibv_open(&all[i]) != NULL) {
+			mwp_ibv_close(&all[i]);
+			started = true;
+		}
+	}
+	if (started) {
+		char pid[24];
+
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		setenv("MWPATH_STARTED_BY", pid, 1);
+	}
 }

@@ -49,6 +49,7 @@
 	_(UD_NO_RECV,     "UD SEND with no receive posted")		\
 	_(UD_RECV_SHORT,  "UD SEND longer than its receive (the receive kept)") \
 	_(HANDOFF_FULL,   "hand-off to the QP's owning queue full")	\
+	_(HOST_FULL,      "for the host's kernel, but its exception path was full") \
 	_(INV_BUSY,       "SEND with invalidate while the device lock was held: sent again") \
 	_(NO_MBUF,        "response lost: no mbuf")			\
 	_(TX_FULL,        "response lost: tx queue full")

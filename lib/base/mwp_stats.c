@@ -8,6 +8,9 @@ mwp_stats_add(struct mwp_stats *sum, const struct mwp_stats *s)
 	sum->rx_bytes += s->rx_bytes;
 	sum->accepted += s->accepted;
 	sum->ctrl += s->ctrl;
+	sum->host += s->host;
+	sum->host_out += s->host_out;
+	sum->host_lost += s->host_lost;
 	sum->tx_pkts += s->tx_pkts;
 	sum->tx_bytes += s->tx_bytes;
 	for (unsigned int i = 0; i < MWP_DROP__MAX; i++)

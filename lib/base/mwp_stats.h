@@ -23,6 +23,13 @@ struct mwp_stats {
 	uint64_t accepted;		/**< frames handed to a QP */
 	uint64_t ctrl;			/**< frames the control path took (ARP,
 					 *   ND, ICMP echo: mwp_ctrl.h) */
+	uint64_t host;			/**< frames that are not RoCE, passed
+					 *   to the host's kernel (the exception
+					 *   path: mwp_queue_host_take) */
+	uint64_t host_out;		/**< frames the host's kernel sent to
+					 *   the wire (also in tx_pkts) */
+	uint64_t host_lost;		/**< of host, frames its tap did not
+					 *   take (full, or gone) */
 	uint64_t tx_pkts;		/**< frames sent */
 	uint64_t tx_bytes;		/**< bytes sent */
 	uint64_t drop[MWP_DROP__MAX];	/**< frames dropped, by reason */

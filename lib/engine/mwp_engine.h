@@ -159,9 +159,13 @@ void mwp_queue_free(struct mwp_queue *q);
  * that queue (mwp_queue_tx processes them there); anything malformed,
  * not for this port or with a bad ICRC is dropped.
  *
- * Every input mbuf is consumed: freed, or handed over.  Every frame is
- * counted once in the queue's counters: accepted, taken by the control
- * path, or dropped by reason.  No allocation except the mbufs of the
+ * On a port whose host keeps its addresses (mwp_port_conf.host_path),
+ * what is not RoCE is set aside for the host's kernel instead
+ * (mwp_queue_host_take).
+ *
+ * Every input mbuf is consumed: freed, handed over, or set aside for the
+ * host.  Every frame is counted once in the queue's counters: accepted,
+ * taken by the control path, passed to the host, or dropped by reason.  No allocation except the mbufs of the
  * frames to send, no locks, no logging.  From the queue's engine's
  * thread only.
  *
@@ -197,6 +201,20 @@ uint16_t mwp_queue_rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
  *   Frames placed in tx.
  */
 uint16_t mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **tx, uint16_t room);
+
+/**
+ * Frames mwp_queue_rx set aside for the host's kernel, on a port whose
+ * host keeps its addresses (mwp_port_conf.host_path: the exception path):
+ * everything that is not RoCE and is addressed to the port's MAC or a
+ * group address, in the order received.  The caller passes them to the
+ * kernel (a tap) and owns them from here.  Call after each mwp_queue_rx:
+ * a queue holds one burst's worth (MWP_BURST_MAX); more are dropped and
+ * counted as MWP_DROP_HOST_FULL.
+ *
+ * @return
+ *   Frames placed in out (at most room).
+ */
+uint16_t mwp_queue_host_take(struct mwp_queue *q, struct rte_mbuf **out, uint16_t room);
 
 struct mwp_ctrl_stats;
 

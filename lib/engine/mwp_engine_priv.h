@@ -28,6 +28,10 @@ struct mwp_queue {
 	struct mwp_resp_queue resp;	/* the responder's state on it */
 	struct mwp_ctrl_ctx ctrl;	/* ARP, ND, ICMP echo on this queue */
 	struct mwp_guard guard;		/* sources refused, and blocked */
+	/* frames for the host's kernel (port->conf.host_path), until
+	 * mwp_queue_host_take */
+	struct rte_mbuf *host[MWP_BURST_MAX];
+	uint16_t nb_host;
 };
 
 struct mwp_engine {

@@ -7,6 +7,7 @@
  * is made here (mwp_queue_tx).
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <rte_errno.h>
 #include <rte_malloc.h>
@@ -84,6 +85,7 @@ mwp_queue_free(struct mwp_queue *q)
 					      NULL)) != 0)
 		rte_pktmbuf_free_bulk(m, n);
 	rte_ring_free(q->handoff);
+	rte_pktmbuf_free_bulk(q->host, q->nb_host);
 	for (uint16_t i = 0; i < e->nb_queues; i++)
 		if (e->queue[i] == q) {
 			e->queue[i] = e->queue[--e->nb_queues];
@@ -92,6 +94,17 @@ mwp_queue_free(struct mwp_queue *q)
 	if (q->port->owner[q->queue_id] == &q->own)
 		q->port->owner[q->queue_id] = NULL;
 	rte_free(q);
+}
+
+uint16_t
+mwp_queue_host_take(struct mwp_queue *q, struct rte_mbuf **out, uint16_t room)
+{
+	const uint16_t n = RTE_MIN(room, q->nb_host);
+
+	memcpy(out, q->host, n * sizeof(*out));
+	q->nb_host -= n;
+	memmove(q->host, q->host + n, q->nb_host * sizeof(*out));
+	return n;
 }
 
 void

@@ -5,6 +5,10 @@
  *
  *   malformed, not for this port, bad ICRC   counted by reason, dropped
  *   not IP or not UDP (ARP, ND, ICMP echo)    the control path (mwp_ctrl)
+ *   not RoCE, on a port whose host keeps      the host's kernel (the
+ *     its addresses                           exception path: mwp_queue_
+ *                                             host_take), after the
+ *                                             control path learnt from it
  *   for no QP of the port                     the guessing defence
  *                                             (mwp_guard), then dropped
  *   CNP for a QP                              its congestion control
@@ -32,8 +36,9 @@
  * it: a CNP to its sender joins the answers.
  *
  * Every frame is counted once: accepted (handed to its QP, executed or
- * answered), taken by the control path, or dropped by reason.  Every mbuf
- * is freed here, but for those handed over.
+ * answered), taken by the control path, passed to the host, or dropped by
+ * reason.  Every mbuf is freed here, but for those handed over or set
+ * aside for the host.
  */
 #include <string.h>
 
@@ -126,6 +131,44 @@ ctrl_frame(struct mwp_queue *q, struct mwp_tx *tx, const struct rte_mbuf *m)
 	q->st->ctrl++;
 	if (r != NULL)
 		mwp_tx_queue_made(tx, r);
+	return true;
+}
+
+/* Is a frame the parser refused as e one for the host's kernel, on a port
+ * whose host keeps its addresses: not RoCE (ARP, ND, TCP, ICMP, other
+ * UDP), to the port's MAC or a group address? */
+static inline bool
+for_host(const struct mwp_port *port, const struct rte_mbuf *m, enum mwp_drop e)
+{
+	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint64_t dst;
+
+	if (!port->conf.host_path || rte_pktmbuf_data_len(m) < sizeof(dst))
+		return false;
+	if (e != MWP_DROP_NOT_IP && e != MWP_DROP_NOT_UDP && e != MWP_DROP_NOT_ROCE_PORT &&
+	    e != MWP_DROP_IP_FRAGMENT && e != MWP_DROP_IPV4_OPTIONS)
+		return false;
+	memcpy(&dst, d, sizeof(dst));
+	return (d[0] & 1) != 0 || ((dst ^ port->dest_mac) & port->dest_mac_mask) == 0;
+}
+
+/* A frame for the host's kernel: the control path learns who is where
+ * from it (ARP, ND), and it waits in the queue's host buffer for the
+ * poller to pass it to the kernel.  true: taken (not freed here). */
+static __rte_noinline bool
+host_frame(struct mwp_queue *q, struct rte_mbuf *m)
+{
+	struct rte_mbuf *r;
+
+	q->ctrl.mp = q->port->mp;
+	mwp_ctrl_input(&q->ctrl, m, q->eng->s.now, &r);
+	rte_pktmbuf_free(r);	/* learn_only: none is made */
+	if (unlikely(q->nb_host == RTE_DIM(q->host))) {
+		q->st->drop[MWP_DROP_HOST_FULL]++;
+		return false;
+	}
+	q->host[q->nb_host++] = m;
+	q->st->host++;
 	return true;
 }
 
@@ -235,6 +278,11 @@ sort(struct mwp_queue *q, struct mwp_resp_ctx *c, struct rte_mbuf *const *pkts,
 		}
 		accepted += run_out(c, pkts, p, rq, &start, i);
 		if (unlikely(e != MWP_DROP_NONE)) {
+			if (for_host(q->port, pkts[i], e)) {
+				if (host_frame(q, pkts[i]))
+					*taken |= UINT64_C(1) << i;
+				continue;
+			}
 			if ((e == MWP_DROP_NOT_IP || e == MWP_DROP_NOT_UDP) &&
 			    ctrl_frame(q, &c->tx, pkts[i]))
 				continue;

@@ -77,14 +77,18 @@ mwp_ctrl_ctx_init(struct mwp_ctrl_ctx *cx, const struct mwp_port_conf *conf,
 	cx->rate = rate;
 	cx->burst = burst != 0 ? burst : RTE_MAX(rate / 100, 16u);
 	cx->tokens = cx->burst * tsc_hz;
+	cx->learn_only = conf->host_path;
 }
 
-/* One token per reply; the bucket refills at rate a second. */
+/* May a reply go out?  Not where the host's kernel answers (learn_only);
+ * otherwise one token per reply, the bucket refilling at rate a second. */
 static bool
-take_token(struct mwp_ctrl_ctx *cx, uint64_t now)
+may_reply(struct mwp_ctrl_ctx *cx, uint64_t now)
 {
 	const uint64_t full = cx->burst * cx->tsc_hz;
 
+	if (cx->learn_only)
+		return false;	/* the host's kernel answers */
 	if (cx->rate == 0)
 		return true;
 	if (now > cx->last) {
@@ -270,7 +274,7 @@ arp_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 	/* a probe (RFC 5227) has sender 0.0.0.0: answer, learn nothing */
 	if (memcmp(spa, zero4, 4) != 0)
 		learn4(cx, spa, sha, false, now);
-	if (!take_token(cx, now))
+	if (!may_reply(cx, now))
 		return true;
 	if (new_arp(cx, reply, eth + 6, vlan, 2, sha, spa) == NULL)
 		return true;
@@ -317,7 +321,7 @@ ipv4_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 		return true;
 	}
 	cx->st.c[MWP_CTRL_ECHO_IN]++;
-	if (!take_token(cx, now))
+	if (!may_reply(cx, now))
 		return true;
 	r = new_frame(cx, reply, eth + 6, vlan, RTE_ETHER_TYPE_IPV4,
 		      (uint16_t)(IP4_HLEN + ilen));
@@ -469,7 +473,7 @@ ns_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 	if (!dad && slla != NULL && cx->neigh != NULL)
 		mwp_neigh_learn(cx->neigh, ip6 + 8, (const struct rte_ether_addr *)slla,
 				false, true, now);
-	if (!take_token(cx, now))
+	if (!may_reply(cx, now))
 		return true;
 	/* to the asker (DAD: to all nodes), with our address: solicited
 	 * unless DAD, override */
@@ -514,7 +518,7 @@ echo6_input(struct mwp_ctrl_ctx *cx, const uint8_t *eth, const uint8_t *vlan,
 		return true;
 	}
 	cx->st.c[MWP_CTRL_ECHO6_IN]++;
-	if (!take_token(cx, now))
+	if (!may_reply(cx, now))
 		return true;
 	r = new_icmp6(cx, reply, eth + 6, vlan, ip6 + 8, 64, (uint16_t)ilen);
 	if (r == NULL)

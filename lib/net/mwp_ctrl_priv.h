@@ -36,6 +36,8 @@ struct mwp_ctrl_ctx {
 	uint64_t burst;			/**< the bucket's depth, in replies */
 	uint64_t tokens;		/**< the bucket, in replies x tsc_hz */
 	uint64_t last;			/**< TSC of the bucket's last refill */
+	bool learn_only;		/**< the host answers (an exception
+					 *   path): learn, reply to nothing */
 	struct mwp_ctrl_stats st;	/**< counters */
 };
 

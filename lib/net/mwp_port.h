@@ -80,6 +80,11 @@ struct mwp_port_conf {
 					 *   blocked; 0: never (mwp_guard.h) */
 	uint32_t guess_block_ms;	/**< how long a block lasts; 0: 1000 */
 	struct mwp_port_cc cc;		/**< congestion control */
+	/** The host's kernel keeps the port's addresses (the exception
+	 *  path, docs/host.md): every frame that is not RoCE goes to it
+	 *  (mwp_queue_host_take), and the kernel answers ARP, ND and echo
+	 *  -- the control path only learns from what passes. */
+	bool host_path;
 };
 
 struct mwp_qp;

@@ -317,13 +317,18 @@ static uint32_t wire_guess_threshold, wire_guess_block_ms;
  * unless a test sets it before wire_setup. */
 static struct mwp_port_cc wire_cc;
 
+/* The host keeps the port's addresses (the exception path): off unless a
+ * test sets it before wire_setup. */
+static bool wire_host_path;
+
 /* The verbs fixture, its two RC QPs on the wire. */
 static inline void
 wire_setup(void)
 {
 	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true,
 				    .guess_threshold = wire_guess_threshold,
-				    .guess_block_ms = wire_guess_block_ms, .cc = wire_cc };
+				    .guess_block_ms = wire_guess_block_ms, .cc = wire_cc,
+				    .host_path = wire_host_path };
 
 	verbs_setup();
 	memset(&wire, 0, sizeof(wire));
