@@ -136,15 +136,19 @@ mwp_sq_deliver(struct mwp_qp *qp)
 			mwp_sched_kick_sq(qp);
 			break;
 		}
+		/* the slot is free before the completion is seen: a program
+		 * that posts again as soon as it polls one (qperf does) must
+		 * find room */
+		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
 		    mwp_cq_push(qp->scq, &e->wc) != 0) {
+			__atomic_fetch_add(&qp->sq_used, 1, __ATOMIC_RELAXED);
 			mwp_qp_overrun(qp);
 			break;
 		}
 		if (e->det_bind)
 			qp->det_bind_out--;
 		qp->sq_head++;
-		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
 		n++;
 	}
 	/* the head of the ring may have waited for these (LOCAL_INV's
