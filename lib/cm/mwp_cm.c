@@ -334,6 +334,28 @@ mwp_cm_destroy_id(struct mwp_cm_id *id)
 	return LOCKED(id, destroy_id(id));
 }
 
+unsigned int
+mwp_cm_release_all(struct mwp_cm *cm)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&cm->lock);
+	/* listeners first: their requests not yet taken are rejected with
+	 * them, before the rest of the slots are looked at */
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < (1u << cm->id_bits); i++) {
+			struct mwp_cm_id *id = &cm->ids[i];
+
+			if (id->state == CM_FREE || !id->user ||
+			    (pass == 0) != (id->state == CM_LISTEN))
+				continue;
+			destroy_id(id);
+			n++;
+		}
+	pthread_mutex_unlock(&cm->lock);
+	return n;
+}
+
 void *
 mwp_cm_id_context(const struct mwp_cm_id *id)
 {

@@ -184,6 +184,18 @@ int mwp_cm_sidr_rep(struct mwp_cm_id *id, uint8_t status, const struct mwp_cm_co
  * its events still waiting are dropped.  0 or EINVAL. */
 int mwp_cm_destroy_id(struct mwp_cm_id *id);
 
+/**
+ * The program is gone (its process exits): let go of every id it still
+ * holds, as mwp_cm_destroy_id would -- a DREP for a DREQ it heard and
+ * never answered, a DREQ for a connection still up, a REJ for a request
+ * -- as the kernel's rdma_cm does for a process whose file closes.  The
+ * MADs go out with the datapath's next passes.
+ *
+ * @return
+ *   The ids let go.
+ */
+unsigned int mwp_cm_release_all(struct mwp_cm *cm);
+
 /** An id's context. */
 void *mwp_cm_id_context(const struct mwp_cm_id *id);
 

@@ -413,15 +413,18 @@ Test(cm, req_rep_rtu_connect_two_rc_qps_with_what_each_side_offered)
 	mwp_destroy_qp(qb);
 }
 
-/* A connected pair of ids over qa and qb (both in RTS). */
+/* A connected pair of ids over qa and qb (both in RTS), through B's
+ * listener on SID (made the first time). */
 static void
-connected(struct ibv_qp *qa, struct ibv_qp *qb, struct mwp_cm_id **ia, struct mwp_cm_id **ib)
+connected_to(struct ibv_qp *qa, struct ibv_qp *qb, struct mwp_cm_id **ia,
+	     struct mwp_cm_id **ib, bool listen)
 {
 	struct mwp_cm_conn_param bp = { .qp_num = qb->qp_num, .starting_psn = 7 };
 	struct mwp_cm_event ev;
 	struct mwp_cm_id *l;
 
-	cr_assert_eq(mwp_cm_listen(B.cm, SID, 0, 4, &B, &l), 0);
+	if (listen)
+		cr_assert_eq(mwp_cm_listen(B.cm, SID, 0, 4, &B, &l), 0);
 	*ia = connect_a(qa, &ev);
 	*ib = ev.id;
 	qp_connect(qb, &A, &ev.param, 7);
@@ -430,6 +433,12 @@ connected(struct ibv_qp *qa, struct ibv_qp *qb, struct mwp_cm_id **ia, struct mw
 	qp_connect(qa, &B, &ev.param, 0x123456);
 	cr_assert_eq(mwp_cm_rtu(*ia, NULL, 0), 0);
 	expect_event(&B, MWP_CM_RTU_RECEIVED, &ev);
+}
+
+static void
+connected(struct ibv_qp *qa, struct ibv_qp *qb, struct mwp_cm_id **ia, struct mwp_cm_id **ib)
+{
+	connected_to(qa, qb, ia, ib, true);
 }
 
 Test(cm, dreq_and_drep_end_a_connection_and_timewait_frees_the_ids)
@@ -474,6 +483,45 @@ Test(cm, letting_an_established_id_go_sends_a_dreq_the_peer_hears)
 	expect_no_event(&A);
 	mwp_destroy_qp(qa);
 	mwp_destroy_qp(qb);
+}
+
+/* A program that exits holding its ids (qperf's server destroys only its
+ * listener): each is let go as the kernel's rdma_cm lets go of a closed
+ * file's -- the DREQ it heard is answered, the connection still up gets
+ * a DREQ, the listener goes. */
+Test(cm, a_program_gone_lets_every_id_go_with_what_each_owes)
+{
+	struct ibv_qp *qa = rc_qp(&A), *qb = rc_qp(&B), *qa2 = rc_qp(&A), *qb2 = rc_qp(&B);
+	struct mwp_cm_id *ia, *ib, *ia2, *ib2;
+	struct mwp_cm_event ev;
+	const uint64_t dreq = ROCE_CM_DREQ - ROCE_CM_REQ, drep = ROCE_CM_DREP - ROCE_CM_REQ;
+
+	connected(qa, qb, &ia, &ib);
+	connected_to(qa2, qb2, &ia2, &ib2, false);
+	/* A disconnects the first; B hears it and never answers */
+	cr_assert_eq(mwp_cm_disconnect(ia, NULL, 0), 0);
+	expect_event(&B, MWP_CM_DREQ_RECEIVED, &ev);
+	cr_expect_eq(ev.id, ib);
+	/* B's program is gone: the DREP, a DREQ for the second, the listener */
+	cr_expect_eq(mwp_cm_release_all(B.cm), 3);
+	run(50);
+	/* in the order of B's slots: one of each, for its own id */
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(mwp_cm_get_event(A.cm, &ev), 0);
+		if (ev.type == MWP_CM_DREP_RECEIVED)
+			cr_expect_eq(ev.id, ia);
+		else
+			cr_expect(ev.type == MWP_CM_DREQ_RECEIVED && ev.id == ia2,
+				  "event %d for %p", ev.type, (void *)ev.id);
+	}
+	cr_expect_eq(stats(&A).rx_by_attr[drep], 1);
+	cr_expect_eq(stats(&A).rx_by_attr[dreq], 1);
+	cr_expect_eq(stats(&B).retries, 0, "the DREP came at once: no DREQ again");
+	cr_expect_eq(mwp_cm_release_all(B.cm), 0, "nothing left to let go");
+	mwp_destroy_qp(qa);
+	mwp_destroy_qp(qb);
+	mwp_destroy_qp(qa2);
+	mwp_destroy_qp(qb2);
 }
 
 Test(cm, the_program_rejects_with_its_reason_and_private_data)
