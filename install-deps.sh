@@ -29,6 +29,7 @@ pkgs=(
 	python3-matplotlib dpdk	# bench/plot.py; dpdk-testpmd, pcap_rate.py's baseline (bench-cli)
 	iproute2 iputils-ping	# live tests: veths, namespaces, ping
 	ethtool          # ... a veth's checksum offload off (test/py/test_host.py)
+	qperf            # qperf -cm1 on the exception path (docs/host.md)
 	clang            # libFuzzer target; the live congestion test's ECN marker (BPF)
 	libbpf-dev       # ... its headers (test/live/ecn_mark.bpf.c)
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it

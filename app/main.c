@@ -100,7 +100,7 @@ assign_queues(struct app_run *run, unsigned int *poll_ids, unsigned int lpp)
 			q->port_id = pid;
 			q->queue_id = qid;
 			q->port = run->ports[pid];
-			if (run->hosts[pid].port_id != MWP_HOST_NONE)
+			if (mwp_host_on(&run->hosts[pid]))
 				q->host = &run->hosts[pid];
 		}
 	}
@@ -161,8 +161,6 @@ static int
 start_ports(struct app_run *run, const struct app_config *cfg,
 	    struct rte_mempool *mp, unsigned int lpp)
 {
-	for (uint16_t pid = 0; pid < run->nb_ports; pid++)
-		run->hosts[pid].port_id = MWP_HOST_NONE;
 	for (uint16_t pid = 0; pid < run->nb_ports; pid++) {
 		const struct mwp_host_conf *hc = &cfg->port[pid].host;
 		struct mwp_port_conf pc;

@@ -185,7 +185,7 @@ app_print_summary(FILE *out, const struct app_run *run)
 		if (s.ctrl != 0)
 			fprintf(out, "  %-22s %12" PRIu64 "  ARP, neighbour discovery, ICMP echo\n",
 				"control", s.ctrl);
-		if (run->hosts != NULL && run->hosts[pid].port_id != MWP_HOST_NONE)
+		if (run->hosts != NULL && mwp_host_on(&run->hosts[pid]))
 			fprintf(out, "  %-22s %12" PRIu64 "  not RoCE, to %s (%" PRIu64
 				" it did not take); %" PRIu64 " from it to the wire\n",
 				"to the host", s.host, run->hosts[pid].ifname, s.host_lost,

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The exception path (mwp_pmd.h, docs/host.md): a tap that holds a
- * port's MAC and addresses for the host's kernel.  Made here with DPDK's
- * net_tap at run time (rte_vdev_init), one queue pair per queue of the
- * port; its addresses set and checked with the kernel's own calls
- * (ioctl, getifaddrs).  The frames themselves move in mwp_lcore.c.
+ * port's MAC and addresses for the host's kernel, one non-blocking
+ * descriptor per queue of the port; made, addressed and checked with the
+ * kernel's own calls (TUNSETIFF, ioctl, getifaddrs).  Not DPDK's net_tap:
+ * it asks the kernel for SIGIO on every frame (its rx reads only after
+ * one), and in a program that runs mwpath's device that signal
+ * interrupts the program's own select and read (qperf, fabtests fail
+ * with EINTR).  The poll loop (mwp_lcore.c) calls mwp_host_rx/tx.
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <linux/if_tun.h>
 #include <linux/ipv6.h>
@@ -17,16 +21,16 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#include <net/if_arp.h>
 
-#include <rte_bus_vdev.h>
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 
 #include "mwp_pmd.h"
 
 /* Is there a network interface called name, is it a tap, and does it
- * take several queues (net_tap opens every tap with IFF_MULTI_QUEUE)? */
+ * take several queues? */
 static bool
 if_exists(const char *name, bool *is_tap, bool *multi_queue)
 {
@@ -41,6 +45,96 @@ if_exists(const char *name, bool *is_tap, bool *multi_queue)
 	if (f != NULL)
 		fclose(f);
 	return if_nametoindex(name) != 0;
+}
+
+/* One descriptor of the tap ifname (made if it does not exist), or a
+ * negative errno. */
+static int
+tap_open(const char *ifname, bool multi_queue)
+{
+	struct ifreq ifr;
+	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_flags = IFF_TAP | IFF_NO_PI | (multi_queue ? IFF_MULTI_QUEUE : 0);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, TUNSETIFF, &ifr) != 0) {
+		const int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* The tap's MAC, and the link up. */
+static int
+tap_link(const char *ifname, const struct rte_ether_addr *mac)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_hwaddr.sa_family = ARPHRD_ETHER;
+	memcpy(ifr.ifr_hwaddr.sa_data, mac->addr_bytes, RTE_ETHER_ADDR_LEN);
+	if (ioctl(fd, SIOCSIFHWADDR, &ifr) != 0)
+		ret = -errno;
+	if (ret == 0 && ioctl(fd, SIOCGIFFLAGS, &ifr) != 0)
+		ret = -errno;
+	ifr.ifr_flags |= IFF_UP;
+	if (ret == 0 && ioctl(fd, SIOCSIFFLAGS, &ifr) != 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+uint16_t
+mwp_host_rx(const struct mwp_host *h, uint16_t q, struct rte_mbuf **m, uint16_t n)
+{
+	uint16_t got = 0;
+
+	while (got < n) {
+		struct rte_mbuf *b = rte_pktmbuf_alloc(h->mp);
+		ssize_t len;
+
+		if (b == NULL)
+			break;
+		len = read(h->fd[q], rte_pktmbuf_mtod(b, void *), rte_pktmbuf_tailroom(b));
+		if (len <= 0) {
+			rte_pktmbuf_free(b);
+			break;
+		}
+		b->data_len = (uint16_t)len;
+		b->pkt_len = (uint32_t)len;
+		m[got++] = b;
+	}
+	return got;
+}
+
+uint16_t
+mwp_host_tx(const struct mwp_host *h, uint16_t q, struct rte_mbuf **m, uint16_t n)
+{
+	uint16_t took = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct iovec iov[8];
+		const struct rte_mbuf *s = m[i];
+		int k = 0;
+
+		for (; s != NULL && k < (int)RTE_DIM(iov); s = s->next, k++) {
+			iov[k].iov_base = rte_pktmbuf_mtod(s, void *);
+			iov[k].iov_len = s->data_len;
+		}
+		if (s == NULL && writev(h->fd[q], iov, k) > 0)
+			took++;
+	}
+	rte_pktmbuf_free_bulk(m, n);
+	return took;
 }
 
 static int
@@ -195,36 +289,15 @@ mwp_host_check(const char *ifname, const struct mwp_port_conf *pc, bool set, cha
 	return 0;
 }
 
-/* net_tap says, at every start and stop, what a process without shared
- * configuration (--no-shconf) cannot have -- no multiq qdisc for its
- * flow rules, no secondary to tell -- at ERR level; quiet while we make
- * and take down the tap (level: the one to put back, or -1). */
-static int
-tap_quiet(int level)
-{
-	const int t = rte_log_register("pmd.net.tap");
-	int was;
-
-	if (t < 0)
-		return -1;
-	was = rte_log_get_level(t);
-	rte_log_set_level(t, level >= 0 ? (uint32_t)level : RTE_LOG_CRIT);
-	return was;
-}
-
 int
 mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
 	       const struct mwp_port_conf *pc, unsigned int index, uint16_t nb_queues,
 	       struct rte_mempool *mp, char *err, size_t errlen)
 {
-	char name[RTE_DEV_NAME_MAX_LEN], args[128];
-	struct rte_ether_addr mac;
-	const uint8_t *b = pc->mac.addr_bytes;
 	bool exists, is_tap, multi_queue;
-	int ret, level;
+	int ret;
 
 	memset(h, 0, sizeof(*h));
-	h->port_id = MWP_HOST_NONE;
 	if (hc->ifname[0] != '\0')
 		snprintf(h->ifname, sizeof(h->ifname), "%s", hc->ifname);
 	else
@@ -233,14 +306,19 @@ mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
 		snprintf(err, errlen, "the port needs a MAC for %s", h->ifname);
 		return -EINVAL;
 	}
+	if (nb_queues == 0 || nb_queues > MWP_MAX_TAP_QUEUES) {
+		snprintf(err, errlen, "%u queues: a tap has 1 to %u", nb_queues,
+			 MWP_MAX_TAP_QUEUES);
+		return -EINVAL;
+	}
 	exists = if_exists(h->ifname, &is_tap, &multi_queue);
 	if (exists && !is_tap) {
 		snprintf(err, errlen, "%s exists and is not a tap", h->ifname);
 		return -EEXIST;
 	}
-	if (exists && !multi_queue) {
-		snprintf(err, errlen, "%s is a tap of one queue; DPDK's net_tap attaches to one made with: ip tuntap add mode tap %s multi_queue",
-			 h->ifname, h->ifname);
+	if (exists && nb_queues > 1 && !multi_queue) {
+		snprintf(err, errlen, "%s is a tap of one queue and the port has %u; make it with: ip tuntap add mode tap %s multi_queue",
+			 h->ifname, nb_queues, h->ifname);
 		return -EINVAL;
 	}
 	/* an existing tap may hold addresses already: they must be ours */
@@ -249,41 +327,36 @@ mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
 		if (ret != 0)
 			return ret;
 	}
-	snprintf(name, sizeof(name), "net_tap_mwp%u", index);
-	snprintf(args, sizeof(args), "iface=%s,mac=%02x:%02x:%02x:%02x:%02x:%02x", h->ifname,
-		 b[0], b[1], b[2], b[3], b[4], b[5]);
-	level = tap_quiet(-1);
-	ret = rte_vdev_init(name, args);
-	if (ret == 0)
-		ret = rte_eth_dev_get_port_by_name(name, &h->port_id);
-	if (ret == 0)
-		ret = mwp_ethdev_start(h->port_id, nb_queues, mp, &pc->mac, 0);
-	tap_quiet(level);
-	if (ret != 0 && h->port_id == MWP_HOST_NONE) {
-		snprintf(err, errlen, "cannot make the tap %s (net_tap %s): %s", h->ifname, args,
-			 strerror(ret < 0 ? -ret : ret));
-		return ret < 0 ? ret : -ret;
-	}
-	if (ret != 0) {
-		snprintf(err, errlen, "the tap %s did not start: %s", h->ifname, strerror(-ret));
-		return ret;
-	}
-	if (rte_eth_macaddr_get(h->port_id, &mac) != 0 || !rte_is_same_ether_addr(&mac, &pc->mac)) {
-		snprintf(err, errlen, "the tap %s did not take the port's MAC", h->ifname);
-		return -EINVAL;
-	}
+	if (!exists)
+		multi_queue = nb_queues > 1;
 	h->made = !exists;
-	ret = pc->has_ipv4 ? set_ipv4(h->ifname, pc->ipv4, hc->prefix4) : 0;
+	h->mp = mp;
+	for (uint16_t q = 0; q < nb_queues; q++) {
+		ret = tap_open(h->ifname, multi_queue);
+		if (ret < 0) {
+			snprintf(err, errlen, "cannot %s the tap %s: %s",
+				 exists ? "attach to" : "make", h->ifname, strerror(-ret));
+			mwp_host_stop(h);
+			return ret;
+		}
+		h->fd[h->nb_queues++] = ret;
+	}
+	ret = tap_link(h->ifname, &pc->mac);
+	if (ret == 0 && pc->has_ipv4)
+		ret = set_ipv4(h->ifname, pc->ipv4, hc->prefix4);
 	if (ret == 0 && pc->has_ipv6)
 		ret = set_ipv6(h->ifname, pc->ipv6, hc->prefix6);
 	if (ret != 0) {
-		snprintf(err, errlen, "cannot give %s the port's addresses: %s", h->ifname,
-			 strerror(-ret));
+		snprintf(err, errlen, "cannot give %s the port's MAC and addresses: %s",
+			 h->ifname, strerror(-ret));
+		mwp_host_stop(h);
 		return ret;
 	}
 	ret = mwp_host_check(h->ifname, pc, false, err, errlen);
-	if (ret != 0)
+	if (ret != 0) {
+		mwp_host_stop(h);
 		return ret;
+	}
 	h->poll_gap = (uint64_t)(hc->poll_us != 0 ? hc->poll_us : MWP_HOST_POLL_US) *
 		      (rte_get_tsc_hz() / 1000000);
 	MWP_LOG(INFO, "port %u: the host keeps its addresses on %s (%s)", index, h->ifname,
@@ -294,12 +367,7 @@ mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
 void
 mwp_host_stop(struct mwp_host *h)
 {
-	int level;
-
-	if (h->port_id == MWP_HOST_NONE)
-		return;
-	level = tap_quiet(-1);
-	mwp_ethdev_close(h->port_id);
-	tap_quiet(level);
-	h->port_id = MWP_HOST_NONE;
+	for (uint16_t q = 0; q < h->nb_queues; q++)
+		close(h->fd[q]);
+	h->nb_queues = 0;
 }

@@ -128,14 +128,11 @@ host_pass(struct mwp_lcore_queue *q, uint64_t now, struct rte_mbuf **tx, uint16_
 
 	n = mwp_queue_host_take(q->mq, up, RTE_DIM(up));
 	if (n != 0) {
-		sent = rte_eth_tx_burst(h->port_id, q->queue_id, up, n);
-		if (unlikely(sent < n)) {
-			q->stats.host_lost += n - sent;
-			rte_pktmbuf_free_bulk(&up[sent], n - sent);
-		}
+		sent = mwp_host_tx(h, q->queue_id, up, n);
+		q->stats.host_lost += n - sent;
 	}
 	if (now >= q->host_next && room != 0) {
-		got = rte_eth_rx_burst(h->port_id, q->queue_id, tx, room);
+		got = mwp_host_rx(h, q->queue_id, tx, room);
 		q->stats.host_out += got;
 		q->host_next = got != 0 ? now : now + h->poll_gap;
 	}

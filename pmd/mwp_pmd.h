@@ -37,31 +37,60 @@ struct mwp_host_conf {
 					 *   the tap; 0: MWP_HOST_POLL_US */
 };
 
+/** Queues a tap of the exception path may have. */
+#define MWP_MAX_TAP_QUEUES 16
+
 /** How often, by default, a poller with nothing from the tap looks again. */
 #define MWP_HOST_POLL_US 20
 
-/** No tap (mwp_host.port_id). */
-#define MWP_HOST_NONE UINT16_MAX
-
-/** A port's exception path, running. */
+/** A port's exception path, running: a tap, one descriptor a queue. */
 struct mwp_host {
-	uint16_t port_id;		/**< the tap's ethdev, or MWP_HOST_NONE */
+	uint16_t nb_queues;		/**< the tap's queues; 0: no tap */
+	int fd[MWP_MAX_TAP_QUEUES];	/**< queue i's descriptor (non-blocking) */
+	struct rte_mempool *mp;		/**< what the kernel's frames go into */
 	char ifname[16];		/**< its kernel interface */
 	bool made;			/**< made by us (not attached to) */
 	uint64_t poll_gap;		/**< TSC cycles between idle polls */
 };
 
+/** Is the exception path h running? */
+static inline bool
+mwp_host_on(const struct mwp_host *h)
+{
+	return h->nb_queues != 0;
+}
+
+/**
+ * Frames the kernel sent on queue q of the tap, at most n, each read into
+ * an mbuf of h->mp (a frame the mbuf cannot hold is cut to it).
+ *
+ * @return
+ *   Frames placed in m.
+ */
+uint16_t mwp_host_rx(const struct mwp_host *h, uint16_t q, struct rte_mbuf **m, uint16_t n);
+
+/**
+ * Give the kernel m[0..n) on queue q of the tap, and free them.
+ *
+ * @return
+ *   Frames it took (the others are freed too).
+ */
+uint16_t mwp_host_tx(const struct mwp_host *h, uint16_t q, struct rte_mbuf **m, uint16_t n);
+
 /**
  * Give the host's kernel a port's addresses (the exception path,
  * docs/host.md): make the tap hc->ifname (or attach to it, if a tap of
- * that name exists) with the port's MAC, one queue pair per queue of the
- * port, give it the port's addresses and check that the kernel agrees
- * (mwp_host_check).  The port's configuration must have host_path set
+ * that name exists) with the port's MAC, one queue per queue of the port
+ * (a multi-queue tap for several), bring it up, give it the port's
+ * addresses and check that the kernel agrees (mwp_host_check).  The tap
+ * is read and written with the kernel's own calls, non-blocking: no
+ * signal reaches the program (DPDK's net_tap raises SIGIO for every
+ * frame, which interrupts a program's select and read).  The port's configuration must have host_path set
  * for its queues to pass what is not RoCE; mwp_lcore_queue.host then
  * moves the frames.
  *
  * @param index
- *   The port's number, for the names (net_tap_mwpN, mwpN).
+ *   The port's number, for the default name (mwpN).
  * @param mp
  *   The pool frames from the kernel are received into.
  * @param err

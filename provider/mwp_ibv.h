@@ -82,6 +82,11 @@ struct mwp_ibv_dev {
 	pthread_t cm_thread;
 	bool has_cm_thread;
 	bool cm_stop;			/* the CM thread ends (at exit) */
+	/* fork (a port whose host keeps its addresses): the device moves to
+	 * the child; the parent's threads park, and stay parked */
+	bool park;			/* its threads stop where they hold nothing */
+	bool progress_parked, cm_parked;	/* ... and have */
+	bool moved;			/* a child took it: this process's is idle */
 	/* the port is memif's: the CM thread (started for it alone if the
 	 * port has no CM) faults its regions in when its link comes up */
 	bool memif;

@@ -90,7 +90,6 @@ read_config(void)
 		d->sequential_keys = cfg.sequential_keys;
 		app_config_port(&cfg, d->conf.port, &d->pc);
 		d->hc = cfg.port[d->conf.port].host;
-		d->host.port_id = MWP_HOST_NONE;
 		if (d->conf.start == APP_START_DEFAULT)
 			d->conf.start = d->hc.on ? APP_START_LOAD : APP_START_OPEN;
 		d->cm_on = app_config_port_cm(&cfg, d->conf.port);
@@ -219,17 +218,25 @@ start_eal(const struct mwp_ibv_dev *d)
  * answering after the program's last call.  Frames already sent stay
  * readable meanwhile: a memif peer, for one, drops what it had not read
  * when the link goes down, and the last ACK of a program that exits
- * right after its last completion would be lost with the link. */
+ * right after its last completion would be lost with the link.  A port
+ * whose host keeps its addresses lingers longer: the tap goes with the
+ * process, and the kernel may still hold the program's last TCP segment
+ * (Nagle waits for an ACK that a peer may delay up to 200 ms). */
 #define LINGER_IDLE_MS	20
 #define LINGER_MAX_MS	200
+#define LINGER_HOST_IDLE_MS	250
+#define LINGER_HOST_MAX_MS	1000
 
 static void
 linger(struct mwp_ibv_dev *d)
 {
 	const uint64_t ms = rte_get_tsc_hz() / 1000, start = rte_rdtsc();
+	const bool host = mwp_host_on(&d->host);
+	const uint64_t idle = (host ? LINGER_HOST_IDLE_MS : LINGER_IDLE_MS) * ms;
+	const uint64_t most = (host ? LINGER_HOST_MAX_MS : LINGER_MAX_MS) * ms;
 	uint64_t busy = start;
 
-	while (rte_rdtsc() - start < LINGER_MAX_MS * ms && rte_rdtsc() - busy < LINGER_IDLE_MS * ms) {
+	while (rte_rdtsc() - start < most && rte_rdtsc() - busy < idle) {
 		if (d->conf.progress == APP_PROGRESS_CALLS) {
 			if (mwp_ibv_progress(d) != 0)
 				busy = rte_rdtsc();
@@ -313,7 +320,15 @@ stop_ports(void)
 
 		if (d->ctx == NULL)
 			continue;
-		linger(d);
+		if (!__atomic_load_n(&d->moved, __ATOMIC_RELAXED)) {
+			/* what the program's ids still owe their peers (a DREP
+			 * for a DREQ it heard, a DREQ for a connection up), as
+			 * the kernel's rdma_cm does when a process's file
+			 * closes; the linger sends it */
+			if (d->cm != NULL)
+				mwp_cm_release_all(d->cm);
+			linger(d);
+		}
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
 		if (d->has_thread)
 			pthread_join(d->thread, NULL);
@@ -337,6 +352,8 @@ mwp_ibv_progress(struct mwp_ibv_dev *d)
 
 	if (d->conf.progress == APP_PROGRESS_LCORE)
 		return 0;	/* its lcore polls, alone */
+	if (__atomic_load_n(&d->moved, __ATOMIC_RELAXED))
+		return 0;	/* a child process drives the port */
 	if (pthread_mutex_trylock(&d->poll) != 0)
 		return 0;	/* another thread is polling */
 	mwp_reader_online(d->ctx, MWP_IBV_READER);
@@ -390,6 +407,21 @@ mwp_ibv_app_poll(struct mwp_ibv_dev *d)
 #define APP_PASSIVE_MS	10
 #define WORK_SPIN_US	100
 
+/* A device thread at the top of its loop, holding nothing: while the
+ * device is to park (a fork), it says so and waits.  true: it parked. */
+static bool
+park_here(struct mwp_ibv_dev *d, bool *parked, const bool *stop)
+{
+	if (!__atomic_load_n(&d->park, __ATOMIC_ACQUIRE))
+		return false;
+	__atomic_store_n(parked, true, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&d->park, __ATOMIC_ACQUIRE) &&
+	       !__atomic_load_n(stop, __ATOMIC_RELAXED))
+		usleep(1000);
+	__atomic_store_n(parked, false, __ATOMIC_RELEASE);
+	return true;
+}
+
 static void *
 progress_thread(void *arg)
 {
@@ -401,6 +433,8 @@ progress_thread(void *arg)
 	uint64_t last_work = 0;
 
 	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
+		if (park_here(d, &d->progress_parked, &d->stop))
+			continue;
 		if (rte_rdtsc() - __atomic_load_n(&d->app_poll_tsc, __ATOMIC_RELAXED) < active) {
 			usleep(APP_ACTIVE_US);
 			continue;
@@ -447,7 +481,11 @@ cm_thread(void *arg)
 
 	on_cm_thread = true;
 	while (!__atomic_load_n(&d->cm_stop, __ATOMIC_RELAXED)) {
-		const uint64_t now = rte_rdtsc();
+		uint64_t now;
+
+		if (park_here(d, &d->cm_parked, &d->cm_stop))
+			continue;
+		now = rte_rdtsc();
 
 		/* (a memif port without a CM has this thread for the warming
 		 * alone: its datapath stays the program's calls') */
@@ -558,6 +596,85 @@ start_port(struct mwp_ibv_dev *d)
 	return ret;
 }
 
+/*
+ * fork: a device whose port keeps the host's addresses (an exception
+ * path) and whose datapath runs on its progress thread moves to the child
+ * -- a server that forks for each client (qperf) serves it from the child
+ * at the address the parent was reached at.  Before the fork its threads
+ * park where they hold nothing and the program's polls are shut out;
+ * the child, which inherits the memory but no thread, starts its own;
+ * the parent's stay parked and its polls do nothing from then on: the
+ * port's rings and the tap's queues are the child's (two processes
+ * taking frames from one ring lose them).  Other devices are left as
+ * they were: a child that uses them is not supported.
+ */
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+static void
+at_fork(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static bool
+hands_over(const struct mwp_ibv_dev *d)
+{
+	return d->ctx != NULL && mwp_host_on(&d->host) &&
+	       d->conf.progress == APP_PROGRESS_THREAD &&
+	       !__atomic_load_n(&d->moved, __ATOMIC_RELAXED);
+}
+
+static void
+fork_prepare(void)
+{
+	for (unsigned int i = 0; i < nb_devs; i++) {
+		struct mwp_ibv_dev *d = &devs[i];
+
+		if (!hands_over(d))
+			continue;
+		__atomic_store_n(&d->park, true, __ATOMIC_RELEASE);
+		for (unsigned int ms = 0; ms < 2000; ms++) {
+			if ((!d->has_thread || __atomic_load_n(&d->progress_parked, __ATOMIC_ACQUIRE)) &&
+			    (!d->has_cm_thread || __atomic_load_n(&d->cm_parked, __ATOMIC_ACQUIRE)))
+				break;
+			usleep(1000);
+		}
+		pthread_mutex_lock(&d->poll);
+	}
+}
+
+static void
+fork_parent(void)
+{
+	for (unsigned int i = 0; i < nb_devs; i++) {
+		struct mwp_ibv_dev *d = &devs[i];
+
+		if (!hands_over(d))
+			continue;
+		__atomic_store_n(&d->moved, true, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&d->poll);
+	}
+}
+
+static void
+fork_child(void)
+{
+	for (unsigned int i = 0; i < nb_devs; i++) {
+		struct mwp_ibv_dev *d = &devs[i];
+
+		if (!hands_over(d))
+			continue;
+		pthread_mutex_init(&d->poll, NULL);
+		d->park = d->progress_parked = d->cm_parked = false;
+		if (d->has_thread)
+			d->has_thread = pthread_create(&d->thread, NULL, progress_thread, d) == 0;
+		if (d->has_cm_thread)
+			d->has_cm_thread = pthread_create(&d->cm_thread, NULL, cm_thread, d) == 0;
+	}
+}
+
 /* The port, the engine that polls it and the library's device. */
 static int
 start_device(struct mwp_ibv_dev *d)
@@ -633,7 +750,7 @@ start_device(struct mwp_ibv_dev *d)
 	d->lc.q[0].port_id = pid;
 	d->lc.q[0].queue_id = 0;
 	d->lc.q[0].port = d->port;
-	d->lc.q[0].host = d->host.port_id != MWP_HOST_NONE ? &d->host : NULL;
+	d->lc.q[0].host = mwp_host_on(&d->host) ? &d->host : NULL;
 	d->lc.stop = &d->stop;
 	ret = mwp_lcore_init(&d->lc, rte_eth_dev_socket_id(pid));
 	if (ret != 0)
@@ -667,6 +784,11 @@ start_device(struct mwp_ibv_dev *d)
 			return -ret;
 		pthread_setname_np(d->thread, "mwpath-progress");
 		d->has_thread = true;
+	}
+	if (mwp_host_on(&d->host)) {
+		static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+		pthread_once(&once, at_fork);
 	}
 	/* what the program sees: its device, one completion vector, and the
 	 * descriptor its asynchronous events come through */

@@ -26,7 +26,7 @@ import threading
 import time
 import unittest
 
-from common import BUILD, SRC
+from common import BUILD, SRC, hung_state
 
 sys.path.insert(0, os.path.join(SRC, "bench"))
 from congestion import tool_env  # noqa: E402  (MWPATH_STATS, a sanitizer's runtime)
@@ -166,10 +166,14 @@ class AppPort(unittest.TestCase):
     def tearDownClass(cls):
         cls.net.close()
 
-    def start_app(self, extra=""):
+    def start_app(self, extra="", queues=1):
         cfg = app_config(self.tmp, "a", extra)
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns["a"], MWPATH]
-                             + (EAL % "va").split() + ["-l", "0", "--", "-c", cfg],
+        eal = (EAL % "va").split()
+        if queues > 1:
+            eal[-1] += ",qpairs=%d" % queues
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns["a"], MWPATH] + eal
+                             + ["-l", "0-%d" % (queues - 1), "--", "-c", cfg,
+                                "--lcores-per-port", str(queues)],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return p
 
@@ -259,20 +263,20 @@ class AppPort(unittest.TestCase):
         self.assertIn("[port 0] exception: lo exists and is not a tap", out)
 
     def test_a_tap_holding_other_addresses_is_refused(self):
-        sh(self.ns["a"], "ip tuntap add mode tap mwpy")
-        sh(self.ns["a"], "ip tuntap add mode tap mwpx multi_queue && "
-           "ip addr add 10.9.9.9/24 dev mwpx")
+        sh(self.ns["a"], "ip tuntap add mode tap mwpx && ip addr add 10.9.9.9/24 dev mwpx")
         try:
-            p = self.start_app("exception_tap = mwpy\n")
+            # a port of two queues needs a tap of several
+            p = self.start_app("exception_tap = mwpx\n", queues=2)
             out, _ = p.communicate(timeout=30)
             self.assertNotEqual(p.returncode, 0)
-            self.assertIn("mwpy is a tap of one queue; DPDK's net_tap attaches to one made "
-                          "with: ip tuntap add mode tap mwpy multi_queue", out)
+            self.assertIn("mwpx is a tap of one queue and the port has 2; make it with: "
+                          "ip tuntap add mode tap mwpx multi_queue", out)
             p = self.start_app("exception_tap = mwpx\n")
             out, _ = p.communicate(timeout=30)
             self.assertNotEqual(p.returncode, 0)
             self.assertIn("mwpx holds 10.9.9.9 and the port 10.5.0.1: they must agree", out)
-            # an empty tap of that name is attached to, and given them
+            # an empty tap of that name (of one queue, as the port) is
+            # attached to, and given them
             sh(self.ns["a"], "ip addr flush dev mwpx")
             p = self.start_app("exception_tap = mwpx\n")
             try:
@@ -287,7 +291,7 @@ class AppPort(unittest.TestCase):
                 out = self.stop_app(p)
             self.assertIn("(attached)", out)
         finally:
-            sh(self.ns["a"], "ip link del mwpx; ip link del mwpy", check=False)
+            sh(self.ns["a"], "ip link del mwpx", check=False)
 
     def test_the_ports_address_on_another_interface_is_refused(self):
         sh(self.ns["a"], "ip link add dummyx type veth peer name dummyy && "
@@ -321,6 +325,18 @@ class Devices(unittest.TestCase):
                                 + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 text=True, env=env)
 
+    def finish(self, p, timeout=60):
+        """p's output once it ends; if it hangs, its threads' stacks."""
+        try:
+            return p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
+                                  text=True).stdout.split()
+            stacks = "\n".join(hung_state(int(k)) for k in [p.pid] + kids)
+            p.kill()
+            out, err = p.communicate()
+            self.fail("hung:\n%s\n%s\n%s" % (out, err, stacks))
+
     def test_perftest_exchanges_over_tcp_on_the_rdma_address_while_ping_and_tcp_go_on(self):
         bw = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", "4096", "-n", "20000"]
         srv = self.program("a", bw)
@@ -345,7 +361,7 @@ class Devices(unittest.TestCase):
             for t in ts:
                 t.join()
             cout, cerr = cli.communicate(timeout=120)
-            sout, serr = srv.communicate(timeout=60)
+            sout, serr = self.finish(srv)
         finally:
             for p in (srv,):
                 if p.poll() is None:
@@ -390,6 +406,27 @@ class Devices(unittest.TestCase):
         self.assertIsNotNone(st, serr)
         # the pings found no tap: lost on the way, counted
         self.assertGreater(st["host_lost"], 0, serr)
+
+    def test_qperf_reaches_the_rdma_address_over_tcp_then_connects_through_the_cm(self):
+        # qperf's server waits on TCP before it opens a device, and forks
+        # a child for each test: the address exists from the start
+        # (start = load), the device moves to the child (docs/host.md)
+        for test, want in (("rc_bw", r"bw\s+=\s+[\d.]+ [MG]B/sec"),
+                           ("rc_lat", r"latency\s+=\s+[\d.]+ us")):
+            srv = self.program("a", ["qperf"])
+            try:
+                self.assertTrue(wait_iface(self.ns["a"], "mwp0"))
+                cli = self.program("b", ["qperf", "10.5.0.1", "-cm1", "-t", "2", test])
+                cout, cerr = cli.communicate(timeout=120)
+            finally:
+                srv.kill()
+                srv.communicate()
+            self.assertEqual(cli.returncode, 0, cout + cerr)
+            self.assertRegex(cout, want, cout + cerr)
+            st = stats_of(cerr)
+            self.assertIsNotNone(st, cerr)
+            self.assertGreater(st["to_host"], 5, cerr)	# qperf's TCP
+            self.assertGreater(st["accepted"], 100, cerr)	# the RDMA traffic
 
     def test_progress_calls_is_refused_with_one_line(self):
         p = self.program("a", ["ibv_devinfo", "-d", "mwpath0"], progress="calls")
