@@ -360,8 +360,6 @@ static const struct app_key port_keys[] = {
 			"bytes, 64 to 16777216"),
 	APP_KEY_READER("exception", port_exception),
 	APP_KEY_READER("exception_tap", port_exception_tap),
-	APP_KEY_DECIMAL(struct app_port, "exception_poll_us", host.poll_us, 1, 1000000,
-			"microseconds, 1 to 1000000"),
 	APP_KEY_DECIMAL(struct app_port, "ipv4_prefix", host.prefix4, 1, 32,
 			"a prefix length, 1 to 32"),
 	APP_KEY_DECIMAL(struct app_port, "ipv6_prefix", host.prefix6, 1, 128,

@@ -187,9 +187,11 @@ app_print_summary(FILE *out, const struct app_run *run)
 				"control", s.ctrl);
 		if (run->hosts != NULL && mwp_host_on(&run->hosts[pid]))
 			fprintf(out, "  %-22s %12" PRIu64 "  not RoCE, to %s (%" PRIu64
-				" it did not take); %" PRIu64 " from it to the wire\n",
+				" it did not take); %" PRIu64 " from it to the wire (%" PRIu64
+				" lost: its ring full)\n",
 				"to the host", s.host, run->hosts[pid].ifname, s.host_lost,
-				s.host_out);
+				s.host_out, __atomic_load_n(&run->hosts[pid].ring_full,
+							    __ATOMIC_RELAXED));
 		fprintf(out, "  %-22s %12" PRIu64 "\n", "dropped", dropped);
 		for (unsigned int d = 1; d < MWP_DROP__MAX; d++)
 			if (s.drop[d] != 0)

@@ -7,7 +7,10 @@
  * it asks the kernel for SIGIO on every frame (its rx reads only after
  * one), and in a program that runs mwpath's device that signal
  * interrupts the program's own select and read (qperf, fabtests fail
- * with EINTR).  The poll loop (mwp_lcore.c) calls mwp_host_rx/tx.
+ * with EINTR).  What the kernel sends is read by a thread of the tap's
+ * own, asleep in epoll_wait while the kernel is quiet, into a ring per
+ * queue; the poll loop (mwp_lcore.c) takes from the ring, and writes
+ * what goes to the kernel itself (mwp_host_tx).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,6 +22,8 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -93,27 +98,116 @@ tap_link(const char *ifname, const struct rte_ether_addr *mac)
 	return ret;
 }
 
-uint16_t
-mwp_host_rx(const struct mwp_host *h, uint16_t q, struct rte_mbuf **m, uint16_t n)
+/* What the kernel sent on queue q, into its ring, until the tap has no
+ * more (or the pool or the ring has no room: the kernel keeps what was
+ * not read, and epoll says so again). */
+static void
+read_queue(struct mwp_host *h, uint16_t q)
 {
-	uint16_t got = 0;
-
-	while (got < n) {
+	for (;;) {
 		struct rte_mbuf *b = rte_pktmbuf_alloc(h->mp);
 		ssize_t len;
 
 		if (b == NULL)
-			break;
+			return;
 		len = read(h->fd[q], rte_pktmbuf_mtod(b, void *), rte_pktmbuf_tailroom(b));
 		if (len <= 0) {
 			rte_pktmbuf_free(b);
-			break;
+			return;
 		}
 		b->data_len = (uint16_t)len;
 		b->pkt_len = (uint32_t)len;
-		m[got++] = b;
+		if (rte_ring_mp_enqueue(h->down[q], b) != 0) {
+			rte_pktmbuf_free(b);
+			__atomic_fetch_add(&h->ring_full, 1, __ATOMIC_RELAXED);
+		}
 	}
-	return got;
+}
+
+/* The reader: asleep in epoll_wait while the kernel sends nothing; each
+ * queue's frames to its ring when it does.  Event data: the queue, or
+ * UINT16_MAX for the wake-up. */
+static void *
+reader(void *arg)
+{
+	struct mwp_host *h = arg;
+	struct epoll_event ev[MWP_MAX_TAP_QUEUES + 1];
+
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+		const int n = epoll_wait(h->ep, ev, RTE_DIM(ev), -1);
+
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.u32 == UINT16_MAX) {
+				uint64_t v;
+
+				if (read(h->wake, &v, sizeof(v)) < 0)
+					continue;
+			} else {
+				read_queue(h, (uint16_t)ev[i].data.u32);
+			}
+		}
+	}
+	return NULL;
+}
+
+int
+mwp_host_resume(struct mwp_host *h)
+{
+	int ret;
+
+	if (h->reading)
+		return 0;
+	__atomic_store_n(&h->stop, false, __ATOMIC_RELEASE);
+	ret = pthread_create(&h->reader, NULL, reader, h);
+	if (ret != 0)
+		return -ret;
+	pthread_setname_np(h->reader, "mwpath-host");
+	h->reading = true;
+	return 0;
+}
+
+void
+mwp_host_pause(struct mwp_host *h)
+{
+	const uint64_t one = 1;
+
+	if (!h->reading)
+		return;
+	__atomic_store_n(&h->stop, true, __ATOMIC_RELEASE);
+	if (write(h->wake, &one, sizeof(one)) < 0)
+		return;	/* cannot wake it: leave it be */
+	pthread_join(h->reader, NULL);
+	h->reading = false;
+}
+
+/* The reader's epoll, its wake-up and the rings. */
+static int
+reader_setup(struct mwp_host *h)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+
+	h->ep = epoll_create1(EPOLL_CLOEXEC);
+	h->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (h->ep < 0 || h->wake < 0)
+		return -errno;
+	e.data.u32 = UINT16_MAX;
+	if (epoll_ctl(h->ep, EPOLL_CTL_ADD, h->wake, &e) != 0)
+		return -errno;
+	for (uint16_t q = 0; q < h->nb_queues; q++) {
+		char name[RTE_RING_NAMESIZE];
+		static uint32_t seq;
+
+		e.data.u32 = q;
+		if (epoll_ctl(h->ep, EPOLL_CTL_ADD, h->fd[q], &e) != 0)
+			return -errno;
+		snprintf(name, sizeof(name), "mwp_host%u",
+			 __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED));
+		h->down[q] = rte_ring_create(name, MWP_HOST_RING, SOCKET_ID_ANY,
+					     RING_F_SC_DEQ);
+		if (h->down[q] == NULL)
+			return -ENOMEM;
+	}
+	return mwp_host_resume(h);
 }
 
 uint16_t
@@ -298,6 +392,7 @@ mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
 	int ret;
 
 	memset(h, 0, sizeof(*h));
+	h->ep = h->wake = -1;
 	if (hc->ifname[0] != '\0')
 		snprintf(h->ifname, sizeof(h->ifname), "%s", hc->ifname);
 	else
@@ -357,8 +452,12 @@ mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
 		mwp_host_stop(h);
 		return ret;
 	}
-	h->poll_gap = (uint64_t)(hc->poll_us != 0 ? hc->poll_us : MWP_HOST_POLL_US) *
-		      (rte_get_tsc_hz() / 1000000);
+	ret = reader_setup(h);
+	if (ret != 0) {
+		snprintf(err, errlen, "%s: cannot start its reader: %s", h->ifname, strerror(-ret));
+		mwp_host_stop(h);
+		return ret;
+	}
 	MWP_LOG(INFO, "port %u: the host keeps its addresses on %s (%s)", index, h->ifname,
 		h->made ? "made" : "attached");
 	return 0;
@@ -367,7 +466,20 @@ mwp_host_start(struct mwp_host *h, const struct mwp_host_conf *hc,
 void
 mwp_host_stop(struct mwp_host *h)
 {
-	for (uint16_t q = 0; q < h->nb_queues; q++)
+	mwp_host_pause(h);
+	for (uint16_t q = 0; q < h->nb_queues; q++) {
+		struct rte_mbuf *m;
+
 		close(h->fd[q]);
+		while (h->down[q] != NULL && rte_ring_sc_dequeue(h->down[q], (void **)&m) == 0)
+			rte_pktmbuf_free(m);
+		rte_ring_free(h->down[q]);
+		h->down[q] = NULL;
+	}
+	if (h->ep > 0)
+		close(h->ep);
+	if (h->wake > 0)
+		close(h->wake);
+	h->ep = h->wake = -1;
 	h->nb_queues = 0;
 }

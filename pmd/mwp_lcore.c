@@ -116,11 +116,10 @@ loop_back(struct mwp_lcore_queue *q, struct rte_mbuf **tx, uint16_t n)
 
 /* The exception path, once a pass: what the queue set aside for the
  * host's kernel to the tap (what it does not take is freed, counted),
- * and -- at most every poll_gap while the kernel sends nothing, each
- * pass while it does -- what the kernel sent, into tx[0..room) for the
- * wire.  Returns the frames placed in tx. */
+ * and what the kernel sent (its reader thread's ring) into tx[0..room)
+ * for the wire.  Returns the frames placed in tx. */
 static __rte_noinline uint16_t
-host_pass(struct mwp_lcore_queue *q, uint64_t now, struct rte_mbuf **tx, uint16_t room)
+host_pass(struct mwp_lcore_queue *q, struct rte_mbuf **tx, uint16_t room)
 {
 	const struct mwp_host *h = q->host;
 	struct rte_mbuf *up[MWP_BURST_MAX];
@@ -131,17 +130,16 @@ host_pass(struct mwp_lcore_queue *q, uint64_t now, struct rte_mbuf **tx, uint16_
 		sent = mwp_host_tx(h, q->queue_id, up, n);
 		q->stats.host_lost += n - sent;
 	}
-	if (now >= q->host_next && room != 0) {
+	if (room != 0) {
 		got = mwp_host_rx(h, q->queue_id, tx, room);
 		q->stats.host_out += got;
-		q->host_next = got != 0 ? now : now + h->poll_gap;
 	}
 	return got;
 }
 
 /* Returns the frames received plus the frames sent: 0 means idle. */
 static inline unsigned int
-poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q, uint64_t now)
+poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 {
 	struct rte_mbuf *rx[MWP_RX_BURST];
 	struct rte_mbuf *tx[MWP_TX_ROOM];
@@ -172,7 +170,7 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q, uint64_t now)
 		nb_tx += mwp_queue_rx(q->mq, rx, nb_rx, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
 	/* the one branch the exception path costs the RoCE path */
 	if (unlikely(q->host != NULL))
-		nb_tx += host_pass(q, now, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
+		nb_tx += host_pass(q, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
 	if (q->loop != NULL && nb_tx != 0) {
 		const uint16_t all = nb_tx;
 
@@ -211,7 +209,7 @@ mwp_lcore_poll(struct mwp_lcore *lc)
 	unsigned int work = mwp_engine_run(lc->eng, now);
 
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
-		work += poll_queue(lc, &lc->q[i], now);
+		work += poll_queue(lc, &lc->q[i]);
 	/*
 	 * Idle time is what this lcore itself saw: an lcore that the OS
 	 * does not schedule does not grow idle, so a loaded machine cannot

@@ -15,6 +15,8 @@
 
 #include <rte_common.h>
 #include <rte_mempool.h>
+#include <rte_ring.h>
+#include <pthread.h>
 
 #include "mwpath.h"
 
@@ -33,24 +35,34 @@ struct mwp_host_conf {
 	char ifname[16];		/**< the tap; "": mwp<port> */
 	uint8_t prefix4;		/**< the IPv4 address's prefix length */
 	uint8_t prefix6;		/**< the IPv6 address's */
-	uint32_t poll_us;		/**< how often an idle poller looks at
-					 *   the tap; 0: MWP_HOST_POLL_US */
 };
 
 /** Queues a tap of the exception path may have. */
 #define MWP_MAX_TAP_QUEUES 16
 
-/** How often, by default, a poller with nothing from the tap looks again. */
-#define MWP_HOST_POLL_US 20
+/** Frames from the kernel a queue's ring holds for its poller. */
+#define MWP_HOST_RING 1024
 
-/** A port's exception path, running: a tap, one descriptor a queue. */
+/**
+ * A port's exception path, running: a tap, one descriptor a queue.  What
+ * the kernel sends is read by a thread of its own, which sleeps in
+ * epoll_wait while the kernel is quiet, into one ring a queue; the poller
+ * takes it from there (a ring's count: no system call on the RoCE path).
+ */
 struct mwp_host {
 	uint16_t nb_queues;		/**< the tap's queues; 0: no tap */
 	int fd[MWP_MAX_TAP_QUEUES];	/**< queue i's descriptor (non-blocking) */
+	struct rte_ring *down[MWP_MAX_TAP_QUEUES]; /**< the kernel's frames
+					 *   for queue i's poller */
 	struct rte_mempool *mp;		/**< what the kernel's frames go into */
 	char ifname[16];		/**< its kernel interface */
 	bool made;			/**< made by us (not attached to) */
-	uint64_t poll_gap;		/**< TSC cycles between idle polls */
+	int ep;				/**< the reader's epoll (fds, and wake) */
+	int wake;			/**< an eventfd that ends its wait */
+	pthread_t reader;		/**< the reader thread */
+	bool reading;			/**< it runs */
+	bool stop;			/**< it is to end */
+	uint64_t ring_full;		/**< kernel frames dropped: a ring full */
 };
 
 /** Is the exception path h running? */
@@ -61,13 +73,26 @@ mwp_host_on(const struct mwp_host *h)
 }
 
 /**
- * Frames the kernel sent on queue q of the tap, at most n, each read into
- * an mbuf of h->mp (a frame the mbuf cannot hold is cut to it).
+ * Frames the kernel sent on queue q of the tap, at most n (taken from the
+ * reader's ring: no system call).  From queue q's poller only.
  *
  * @return
  *   Frames placed in m.
  */
-uint16_t mwp_host_rx(const struct mwp_host *h, uint16_t q, struct rte_mbuf **m, uint16_t n);
+static inline uint16_t
+mwp_host_rx(const struct mwp_host *h, uint16_t q, struct rte_mbuf **m, uint16_t n)
+{
+	return (uint16_t)rte_ring_sc_dequeue_burst(h->down[q], (void **)m, n, NULL);
+}
+
+/**
+ * Stop the reader thread (before a fork: the child starts its own with
+ * mwp_host_resume; a ring or an mbuf must not be copied mid-change).
+ */
+void mwp_host_pause(struct mwp_host *h);
+
+/** Start the reader thread again (after mwp_host_pause). */
+int mwp_host_resume(struct mwp_host *h);
 
 /**
  * Give the kernel m[0..n) on queue q of the tap, and free them.
@@ -153,7 +178,6 @@ struct mwp_lcore_queue {
 	/** The port's exception path (frames that are not RoCE to and from
 	 *  the host's kernel), or NULL. */
 	const struct mwp_host *host;
-	uint64_t host_next;		/**< TSC when the tap is looked at next */
 	struct mwp_stats stats;		/**< written by the owning lcore only */
 };
 

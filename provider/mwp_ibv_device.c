@@ -634,6 +634,9 @@ fork_prepare(void)
 
 		if (!hands_over(d))
 			continue;
+		/* the tap's reader first: none of its rings or mbufs may be
+		 * copied mid-change */
+		mwp_host_pause(&d->host);
 		__atomic_store_n(&d->park, true, __ATOMIC_RELEASE);
 		for (unsigned int ms = 0; ms < 2000; ms++) {
 			if ((!d->has_thread || __atomic_load_n(&d->progress_parked, __ATOMIC_ACQUIRE)) &&
@@ -668,6 +671,7 @@ fork_child(void)
 			continue;
 		pthread_mutex_init(&d->poll, NULL);
 		d->park = d->progress_parked = d->cm_parked = false;
+		mwp_host_resume(&d->host);
 		if (d->has_thread)
 			d->has_thread = pthread_create(&d->thread, NULL, progress_thread, d) == 0;
 		if (d->has_cm_thread)

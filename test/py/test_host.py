@@ -207,7 +207,7 @@ class AppPort(unittest.TestCase):
         finally:
             out = self.stop_app(p)
         m = re.search(r"to the host\s+(\d+)\s+not RoCE, to mwp0 \((\d+) it did not take\); "
-                      r"(\d+) from it to the wire", out)
+                      r"(\d+) from it to the wire \(0 lost", out)
         self.assertIsNotNone(m, out)
         to_host, lost, from_host = map(int, m.groups())
         self.assertGreater(to_host, 25, out)	# 15 pings, ND/ARP, two TCP exchanges
