@@ -99,8 +99,10 @@ tap_link(const char *ifname, const struct rte_ether_addr *mac)
 }
 
 /* What the kernel sent on queue q, into its ring, until the tap has no
- * more (or the pool or the ring has no room: the kernel keeps what was
- * not read, and epoll says so again). */
+ * more.  The pool empty: the kernel keeps what was not read, and the
+ * reader looks again a little later.  The tap gone (deleted under us):
+ * its descriptor leaves the epoll, said once; the wire's frames for it
+ * are then counted lost where they are written (mwp_host_tx). */
 static void
 read_queue(struct mwp_host *h, uint16_t q)
 {
@@ -108,11 +110,20 @@ read_queue(struct mwp_host *h, uint16_t q)
 		struct rte_mbuf *b = rte_pktmbuf_alloc(h->mp);
 		ssize_t len;
 
-		if (b == NULL)
+		if (b == NULL) {
+			usleep(100);
 			return;
+		}
 		len = read(h->fd[q], rte_pktmbuf_mtod(b, void *), rte_pktmbuf_tailroom(b));
 		if (len <= 0) {
+			const int e = len < 0 ? errno : EIO;
+
 			rte_pktmbuf_free(b);
+			if (e != EAGAIN && e != EINTR) {
+				epoll_ctl(h->ep, EPOLL_CTL_DEL, h->fd[q], NULL);
+				MWP_LOG(WARNING, "%s: queue %u: %s: the tap is gone; RoCE goes on, the kernel's frames do not",
+					h->ifname, q, strerror(e));
+			}
 			return;
 		}
 		b->data_len = (uint16_t)len;

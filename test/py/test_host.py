@@ -404,8 +404,9 @@ class Devices(unittest.TestCase):
         self.assertIn("30000 iters", cout)
         st = stats_of(serr)
         self.assertIsNotNone(st, serr)
-        # the pings found no tap: lost on the way, counted
+        # the pings found no tap: lost on the way, counted; said once
         self.assertGreater(st["host_lost"], 0, serr)
+        self.assertEqual(serr.count("the tap is gone"), 1, serr)
 
     def test_qperf_reaches_the_rdma_address_over_tcp_then_connects_through_the_cm(self):
         # qperf's server waits on TCP before it opens a device, and forks
