@@ -34,11 +34,25 @@ class Congestion(unittest.TestCase):
         for r in cls.runs.values():
             print(congestion.report(r), file=sys.stderr)
 
-    def check_ran(self, r):
-        self.assertTrue(r["ok"], r["errors"])
+    def check_ran(self, r, may_give_up=False):
+        """Every program completed -- or, with may_give_up, a sender gave
+        up as verbs says a sender whose packets are lost again and again
+        does (IBV_WC_RETRY_EXC_ERR, perftest's "Failed status 12"), and
+        its receiver then lost its TCP partner: without congestion
+        control, the FIFO's tail drops can take one PSN seven times over
+        (one run in several, here)."""
+        if may_give_up and not r["ok"]:
+            gave_up = [n for n in congestion.SENDERS
+                       if n in r["errors"] and "Failed status 12" in r["errors"][n][1]]
+            self.assertTrue(gave_up, r["errors"])
+            for n in r["errors"]:
+                self.assertTrue(n in gave_up or n.startswith("r"), r["errors"])
+        else:
+            self.assertTrue(r["ok"], r["errors"])
         for n, st in r["devices"].items():
             self.assertIsNotNone(st, "%s printed no counters" % n)
-        self.assertIn("mbit", r, "the switch saw no time with both senders busy")
+        if r["ok"]:
+            self.assertIn("mbit", r, "the switch saw no time with both senders busy")
 
     def test_with_dcqcn_the_marks_slow_the_senders_and_nothing_is_dropped(self):
         r = self.runs["dcqcn"]
@@ -61,7 +75,7 @@ class Congestion(unittest.TestCase):
 
     def test_without_it_the_queue_overflows_and_frames_are_sent_again(self):
         r = self.runs["off"]
-        self.check_ran(r)
+        self.check_ran(r, may_give_up=True)
         d = r["devices"]
         self.assertGreater(d["r1"]["ce"] + d["r2"]["ce"], 0)
         # CNPs still go out and are counted, and change nothing
