@@ -145,6 +145,7 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 	struct rte_mbuf *tx[MWP_TX_ROOM];
 	struct mwp_rx_gate *g = q->gate;
 	uint16_t want = MWP_RX_BURST, nb_rx, nb_loop = 0, nb_tx, sent;
+	uint64_t bytes = 0;
 
 	RTE_BUILD_BUG_ON(MWP_TX_ROOM < 2 * MWP_RX_BURST);
 
@@ -180,14 +181,19 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 	}
 	if (nb_tx == 0)
 		return nb_rx;
+	/* the bytes before the burst: a PMD that copies (af_xdp, af_packet)
+	 * frees what it sent before it returns */
+	for (uint16_t i = 0; i < nb_tx; i++)
+		bytes += rte_pktmbuf_pkt_len(tx[i]);
 	sent = rte_eth_tx_burst(q->port_id, q->queue_id, tx, nb_tx);
-	for (uint16_t i = 0; i < sent; i++)
-		q->stats.tx_bytes += rte_pktmbuf_pkt_len(tx[i]);
 	q->stats.tx_pkts += sent;
 	if (unlikely(sent < nb_tx)) {
+		for (uint16_t i = sent; i < nb_tx; i++)
+			bytes -= rte_pktmbuf_pkt_len(tx[i]);
 		q->stats.drop[MWP_DROP_TX_FULL] += nb_tx - sent;
 		rte_pktmbuf_free_bulk(&tx[sent], nb_tx - sent);
 	}
+	q->stats.tx_bytes += bytes;
 	return nb_rx + nb_tx;
 }
 
