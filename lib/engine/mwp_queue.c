@@ -161,8 +161,9 @@ mwp_queue_tx(struct mwp_queue *q, struct rte_mbuf **txm, uint16_t room)
 		q->handoff_in += n;
 		nb = mwp_queue_rx_handed(q, m, (uint16_t)n, txm, room);
 	}
-	/* probes other threads asked for (the RDMA CM resolving an address) */
-	if (unlikely(!rte_ring_empty(q->port->asks)))
+	/* probes other threads asked for (the RDMA CM resolving an address);
+	 * where the kernel resolves, its thread takes them */
+	if (unlikely(!rte_ring_empty(q->port->asks)) && !q->port->conf.kernel_neigh)
 		nb = (uint16_t)(nb + send_asked(q, txm + nb, (uint16_t)(room - nb)));
 	if (!mwp_resp_owes(&q->resp) && TAILQ_EMPTY(&q->own.tx_list))
 		return nb;

@@ -77,7 +77,7 @@ mwp_ctrl_ctx_init(struct mwp_ctrl_ctx *cx, const struct mwp_port_conf *conf,
 	cx->rate = rate;
 	cx->burst = burst != 0 ? burst : RTE_MAX(rate / 100, 16u);
 	cx->tokens = cx->burst * tsc_hz;
-	cx->learn_only = conf->host_path;
+	cx->learn_only = conf->host_path || conf->kernel_neigh;
 }
 
 /* May a reply go out?  Not where the host's kernel answers (learn_only);

@@ -119,13 +119,30 @@ mwp_port_neigh_ask(struct mwp_port *port, const uint8_t ip[16], uint64_t now,
 	res = mwp_neigh_resolve(port->neigh, ip, now, &a.mac, &probe, &unicast);
 	if (res == MWP_NEIGH_OK && mac != NULL)
 		*mac = a.mac;
-	if (probe && res != MWP_NEIGH_UNREACH) {
-		/* a full ring drops it: the table asks again after probe_ms */
-		memcpy(a.ip, ip, sizeof(a.ip));
-		a.unicast = unicast;
-		rte_ring_enqueue_elem(port->asks, &a, sizeof(a));
-	}
+	if (probe && res != MWP_NEIGH_UNREACH)
+		mwp_port_neigh_queue(port, ip, unicast ? &a.mac : NULL);
 	return res;
+}
+
+void
+mwp_port_neigh_queue(struct mwp_port *port, const uint8_t ip[16],
+		     const struct rte_ether_addr *unicast)
+{
+	struct mwp_port_ask a = { .unicast = unicast != NULL, .pad = 0 };
+
+	memcpy(a.ip, ip, sizeof(a.ip));
+	if (unicast != NULL)
+		a.mac = *unicast;
+	/* a full ring drops it: the table asks again after probe_ms */
+	rte_ring_enqueue_elem(port->asks, &a, sizeof(a));
+}
+
+void
+mwp_port_neigh_learn(struct mwp_port *port, const uint8_t ip[16],
+		     const struct rte_ether_addr *mac, uint64_t now)
+{
+	if (!mwp_port_is_own_ip(port, ip))
+		mwp_neigh_learn(port->neigh, ip, mac, true, true, now);
 }
 
 void

@@ -85,6 +85,13 @@ struct mwp_port_conf {
 	 *  (mwp_queue_host_take), and the kernel answers ARP, ND and echo
 	 *  -- the control path only learns from what passes. */
 	bool host_path;
+	/** The kernel owns the port's interface and resolves its neighbours
+	 *  (net_af_xdp, docs/host.md "AF_XDP"): ARP and ND never reach
+	 *  mwpath, so a probe the table wants is queued (mwp_port_neigh_asked)
+	 *  for the thread that asks the kernel, not sent; what the kernel
+	 *  learns comes back through mwp_port_neigh_learn.  The control path
+	 *  answers nothing, as with host_path. */
+	bool kernel_neigh;
 };
 
 struct mwp_qp;
@@ -240,8 +247,17 @@ enum mwp_neigh_res mwp_port_neigh_ask(struct mwp_port *port, const uint8_t ip[16
 				      uint64_t now, struct rte_ether_addr *mac);
 
 /**
- * Take up to n probes asked for (mwp_port_neigh_ask); a queue's poll loop
- * sends them.  Any queue may; each probe goes once.
+ * Queue a probe of ip for mwp_port_neigh_asked's caller (broadcast, or to
+ * unicast); a full queue drops it, and the table asks again.  Any thread.
+ */
+void mwp_port_neigh_queue(struct mwp_port *port, const uint8_t ip[16],
+			  const struct rte_ether_addr *unicast);
+
+/**
+ * Take up to n probes asked for (mwp_port_neigh_ask, and with
+ * conf.kernel_neigh every probe); a queue's poll loop sends them, or with
+ * conf.kernel_neigh the thread that asks the kernel.  Any one of them
+ * may; each probe goes once.
  *
  * @return
  *   How many were taken into asks.
@@ -253,6 +269,14 @@ mwp_port_neigh_asked(struct mwp_port *port, struct mwp_port_ask *asks, unsigned 
 		return 0;
 	return rte_ring_dequeue_burst_elem(port->asks, asks, sizeof(*asks), n, NULL);
 }
+
+/**
+ * What the host's kernel found out about ip (conf.kernel_neigh): its MAC
+ * is mac, confirmed now -- the neighbour table's entry becomes REACHABLE,
+ * as for an answer to its own probe.  Thread-safe; the slow path.
+ */
+void mwp_port_neigh_learn(struct mwp_port *port, const uint8_t ip[16],
+			  const struct rte_ether_addr *mac, uint64_t now);
 
 /**
  * Give a port the mempool its responses are allocated from.

@@ -264,7 +264,10 @@ peer_mac(struct mwp_tx *tx, struct mwp_ctrl_ctx *ctrl, struct mwp_qp *qp, const 
 		res = MWP_NEIGH_UNREACH;
 	else
 		res = mwp_neigh_resolve(qp->port->neigh, gid, now, &mac, &probe, &unicast);
-	if (res != MWP_NEIGH_UNREACH && probe && mwp_tx_room(tx)) {
+	if (res != MWP_NEIGH_UNREACH && probe && qp->port->conf.kernel_neigh) {
+		/* the kernel resolves: its thread asks it */
+		mwp_port_neigh_queue(qp->port, gid, unicast ? &mac : NULL);
+	} else if (res != MWP_NEIGH_UNREACH && probe && mwp_tx_room(tx)) {
 		struct rte_mbuf *m;
 
 		ctrl->mp = qp->port->mp;

@@ -855,6 +855,67 @@ post_lkey(struct ibv_qp *q, uint64_t wr_id, uint8_t *addr, uint32_t len, uint32_
 	cr_assert_eq(ibv_post_send(q, &wr, &bad), 0);
 }
 
+/* ---- a port whose kernel resolves its neighbours (net_af_xdp) ---- */
+
+static void
+kernel_setup(void)
+{
+	wire_kernel_neigh = true;
+	wire_setup();
+}
+
+static void
+kernel_teardown(void)
+{
+	wire_kernel_neigh = false;
+	wire_teardown();
+}
+
+/* ARP and ND are the kernel's there: a peer the table does not know is
+ * asked of the kernel's thread (the port's asks), no probe goes on the
+ * wire, and what the kernel tells sends the held packets. */
+TestSuite(req_kernel, .init = kernel_setup, .fini = kernel_teardown);
+
+Test(req_kernel, a_probe_waits_for_the_kernels_thread_not_the_wire)
+{
+	uint8_t ip[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 77 };
+	struct ibv_qp *q = held_qp();
+	const struct wire_frame *f[4];
+	struct mwp_port_ask a[4];
+	struct rte_ether_addr peer;
+
+	post(q, IBV_WR_SEND, 1, 0, 8);
+	pump(3);
+	cr_assert_eq(requests(0, f, 4), 0, "no MAC yet: nothing sent");
+	for (unsigned int i = 0; i < wire.nb_frames; i++)
+		cr_expect_neq(wire.frames[i].opcode, 0xff, "a probe on the wire: the kernel's job");
+	cr_assert_eq(mwp_port_neigh_asked(wire.port, a, 4), 1, "the probe waits for the kernel");
+	cr_expect_eq(memcmp(a[0].ip, ip, 16), 0);
+	cr_expect_eq(a[0].unicast, 0, "a first probe is a broadcast's");
+	/* the kernel found it */
+	rte_ether_unformat_addr(PEER_MAC, &peer);
+	mwp_port_neigh_learn(wire.port, ip, &peer, wire.now);
+	for (int i = 0; i < 4; i++)
+		wire_advance_us(1000);	/* the wait's timer: MAC_RETRY_US */
+	cr_assert_eq(requests(0, f, 4), 1, "the SEND leaves once the kernel told");
+	cr_expect_eq(memcmp(f[0]->dmac, peer.addr_bytes, 6), 0);
+	cr_expect_eq(mwp_port_neigh_asked(wire.port, a, 4), 0, "nothing more to ask");
+}
+
+/* The RDMA CM's resolution (mwp_port_neigh_ask) on such a port: the
+ * queues leave the probe to the kernel's thread. */
+Test(req_kernel, the_queues_leave_the_cms_probes_to_the_kernels_thread)
+{
+	uint8_t ip[16] = { [10] = 0xff, [11] = 0xff, 192, 0, 2, 78 };
+	struct mwp_port_ask a[4];
+
+	cr_assert_eq(mwp_port_neigh_ask(wire.port, ip, wire.now, NULL), MWP_NEIGH_WAIT);
+	pump(3);
+	for (unsigned int i = 0; i < wire.nb_frames; i++)
+		cr_expect_neq(wire.frames[i].opcode, 0xff, "a probe on the wire: the kernel's job");
+	cr_expect_eq(mwp_port_neigh_asked(wire.port, a, 4), 1);
+}
+
 Test(req, a_region_deregistered_after_its_wqe_was_checked_fails_it_and_nothing_is_sent)
 {
 	struct ibv_mr *m = mwp_reg_mr(pd, buf + 32768, 4096, ALL_ACCESS);

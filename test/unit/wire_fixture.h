@@ -321,6 +321,10 @@ static struct mwp_port_cc wire_cc;
  * test sets it before wire_setup. */
 static bool wire_host_path;
 
+/* The kernel resolves the port's neighbours (net_af_xdp): off unless a
+ * test sets it before wire_setup. */
+static bool wire_kernel_neigh;
+
 /* The verbs fixture, its two RC QPs on the wire. */
 static inline void
 wire_setup(void)
@@ -328,7 +332,8 @@ wire_setup(void)
 	struct mwp_port_conf pc = { .mtu = 1024, .has_ipv4 = true, .has_ipv6 = true,
 				    .guess_threshold = wire_guess_threshold,
 				    .guess_block_ms = wire_guess_block_ms, .cc = wire_cc,
-				    .host_path = wire_host_path };
+				    .host_path = wire_host_path,
+				    .kernel_neigh = wire_kernel_neigh };
 
 	verbs_setup();
 	memset(&wire, 0, sizeof(wire));
