@@ -22,6 +22,8 @@ pkgs=(
 	dpdk-dev libdpdk-dev libibverbs-dev libpcap-dev
 	librdmacm-dev    # the RDMA CM's API, which the libibverbs device gives (docs/cm.md)
 	libisal-dev      # ICRC: ISA-L's carry-less-multiply CRC-32 (see lib/wire/roce_icrc.h)
+	clang libbpf-dev # net_af_xdp: mwpath's XDP program (pmd/xdp/) and its maps; also
+			 # the libFuzzer target and the live tests' BPF (ECN marker, kernel off)
 	libjansson-dev   # JSON written with a library (bench results, the app's files)
 	# tests
 	libcriterion-dev zlib1g-dev
@@ -29,9 +31,7 @@ pkgs=(
 	python3-matplotlib dpdk	# bench/plot.py; dpdk-testpmd, pcap_rate.py's baseline (bench-cli)
 	iproute2 iputils-ping	# live tests: veths, namespaces, ping
 	ethtool          # ... a veth's checksum offload off (test/py/test_host.py)
-	qperf            # qperf -cm1 on the exception path (docs/host.md)
-	clang            # libFuzzer target; the live congestion test's ECN marker (BPF)
-	libbpf-dev       # ... its headers (test/live/ecn_mark.bpf.c)
+	qperf libfabric-bin	# qperf -cm1, fi_pingpong: on the exception path and AF_XDP (docs/host.md)
 	ibverbs-utils perftest	# the libibverbs device: unmodified tools on it
 	python3-pyverbs		# ... and rdma-core's own tests
 	rdmacm-utils		# rping, ucmatose, udaddy, riostream: librdmacm programs on it

@@ -169,6 +169,19 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 		/* a tap holding the port's MAC needs to know it */
 		if (hc->on && rte_is_zero_ether_addr(&pc.mac))
 			rte_eth_macaddr_get(pid, &pc.mac);
+		if (mwp_xdp_port(pid)) {
+			char err[256];
+
+			if (hc->on) {
+				fprintf(stderr, "mwpath: %s: [port %u] exception = tap is for a port the kernel has not got; on net_af_xdp the interface stays the kernel's\n",
+					cfg->file, pid);
+				return -1;
+			}
+			if (mwp_xdp_port_conf(pid, &pc, err, sizeof(err)) != 0) {
+				fprintf(stderr, "mwpath: %s: [port %u] %s\n", cfg->file, pid, err);
+				return -1;
+			}
+		}
 		/* the port's QPs are spread over its queues' lcores */
 		pc.nb_queues = (uint16_t)lpp;
 		run->ports[pid] = mwp_port_create(&pc, pid, rte_eth_dev_socket_id(pid));
@@ -183,6 +196,15 @@ start_ports(struct app_run *run, const struct app_config *cfg,
 			fprintf(stderr, "mwpath: port %u: cannot start (see log above)\n",
 				pid);
 			return -1;
+		}
+		if (pc.kernel_neigh) {
+			char err[256];
+
+			if (mwp_xdp_start(&run->xdps[pid], pid, run->ports[pid], err,
+					  sizeof(err)) != 0) {
+				fprintf(stderr, "mwpath: port %u (net_af_xdp): %s\n", pid, err);
+				return -1;
+			}
 		}
 		if (hc->on) {
 			char err[256];
@@ -252,10 +274,12 @@ main(int argc, char **argv)
 	struct app_options opt = { 0 };
 	struct app_run run = { .stop_reason = "error" };
 	unsigned int poll_ids[RTE_MAX_LCORE];
-	char **eal_argv, **app_argv;
+	char **eal_argv, **app_argv, **xdp_argv;
 	int eal_argc, app_argc, sep = -1, ret, status = EXIT_FAILURE;
 	struct rte_mempool *mp;
 	uint16_t room = RTE_MBUF_DEFAULT_BUF_SIZE;
+	unsigned int nb_mbufs;
+	bool any_xdp = false;
 	unsigned int id;
 	char conf_path[PATH_MAX];
 
@@ -304,9 +328,19 @@ main(int argc, char **argv)
 		eal_argc = sep;
 		eal_argv = argv;
 	}
+	/* a net_af_xdp vdev gets mwpath's XDP program unless it names one */
+	{
+		char err[256];
+
+		if (mwp_xdp_eal_args(eal_argc, eal_argv, &xdp_argv, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mwpath: net_af_xdp: %s\n", err);
+			return EXIT_FAILURE;
+		}
+	}
 	if (app_options_check_eal(eal_argc, eal_argv) != 0)
 		return EXIT_USAGE;
-	ret = rte_eal_init(eal_argc, eal_argv);
+	ret = rte_eal_init(eal_argc, xdp_argv);
+	mwp_xdp_eal_args_free(eal_argc, xdp_argv);
 	if (ret < 0) {
 		fprintf(stderr, "mwpath: EAL initialisation failed: %s\n",
 			rte_strerror(rte_errno));
@@ -340,7 +374,9 @@ main(int argc, char **argv)
 	run.ports = rte_zmalloc("mwp_ports", run.nb_ports * sizeof(*run.ports), 0);
 	run.flows = rte_zmalloc("mwp_flows", run.nb_ports * sizeof(*run.flows), 0);
 	run.hosts = rte_zmalloc("mwp_hosts", run.nb_ports * sizeof(*run.hosts), 0);
-	if (run.lcores == NULL || run.ports == NULL || run.flows == NULL || run.hosts == NULL) {
+	run.xdps = rte_zmalloc("mwp_xdps", run.nb_ports * sizeof(*run.xdps), 0);
+	if (run.lcores == NULL || run.ports == NULL || run.flows == NULL || run.hosts == NULL ||
+	    run.xdps == NULL) {
 		fprintf(stderr, "mwpath: out of memory\n");
 		goto out_free;
 	}
@@ -351,9 +387,15 @@ main(int argc, char **argv)
 		app_config_port(&cfg, pid, &pc);
 		room = RTE_MAX(room, mwp_port_mbuf_room(pc.mtu));
 	}
-	mp = rte_pktmbuf_pool_create("mwp_mbuf",
-		run.nb_ports * (opt.lcores_per_port * 2 * 1024 + 1024) + run.nb_lcores * (MBUF_CACHE + 2 * MWP_RX_BURST) + 1023,
-		MBUF_CACHE, 0, room, rte_socket_id());
+	nb_mbufs = run.nb_ports * (opt.lcores_per_port * 2 * 1024 + 1024) +
+		   run.nb_lcores * (MBUF_CACHE + 2 * MWP_RX_BURST) + 1023;
+	for (uint16_t pid = 0; pid < run.nb_ports; pid++)
+		any_xdp |= mwp_xdp_port(pid);
+	/* net_af_xdp makes its umem of the pool: objects back to back */
+	mp = any_xdp ? mwp_xdp_pool_create("mwp_mbuf", nb_mbufs, MBUF_CACHE, room,
+					   rte_socket_id()) :
+		       rte_pktmbuf_pool_create("mwp_mbuf", nb_mbufs, MBUF_CACHE, 0, room,
+					       rte_socket_id());
 	if (mp == NULL) {
 		fprintf(stderr, "mwpath: cannot create the mbuf pool: %s\n",
 			rte_strerror(rte_errno));
@@ -388,6 +430,7 @@ main(int argc, char **argv)
 out_objects:
 out_ports:
 	for (uint16_t pid = 0; pid < run.nb_ports; pid++) {
+		mwp_xdp_stop(&run.xdps[pid]);
 		mwp_ethdev_close(pid);
 		mwp_host_stop(&run.hosts[pid]);
 	}
@@ -400,6 +443,7 @@ out_ports:
 		mwp_port_free(run.ports[pid]);
 	rte_mempool_free(mp);
 out_free:
+	rte_free(run.xdps);
 	rte_free(run.hosts);
 	rte_free(run.flows);
 	rte_free(run.ports);

@@ -192,6 +192,20 @@ app_print_summary(FILE *out, const struct app_run *run)
 				"to the host", s.host, run->hosts[pid].ifname, s.host_lost,
 				s.host_out, __atomic_load_n(&run->hosts[pid].ring_full,
 							    __ATOMIC_RELAXED));
+		if (run->xdps != NULL && mwp_xdp_on(&run->xdps[pid])) {
+			uint64_t c[MWP_XDP_NB_COUNTS];
+
+			mwp_xdp_counts(&run->xdps[pid], c);
+			fprintf(out, "  %-22s %12" PRIu64 "  RoCE to mwpath by the XDP program on %s; to the kernel: %" PRIu64
+				" other frames, %" PRIu64 " RoCE for other addresses, %" PRIu64
+				" on a queue without a socket\n",
+				"xdp", c[MWP_XDP_TO_MWPATH], run->xdps[pid].ifname,
+				c[MWP_XDP_TO_KERNEL], c[MWP_XDP_NOT_OURS], c[MWP_XDP_NO_SOCKET]);
+			fprintf(out, "  %-22s %12" PRIu64 "  asked of the kernel; %" PRIu64
+				" answers learned\n", "neighbours",
+				__atomic_load_n(&run->xdps[pid].asked, __ATOMIC_RELAXED),
+				__atomic_load_n(&run->xdps[pid].learned, __ATOMIC_RELAXED));
+		}
 		fprintf(out, "  %-22s %12" PRIu64 "\n", "dropped", dropped);
 		for (unsigned int d = 1; d < MWP_DROP__MAX; d++)
 			if (s.drop[d] != 0)

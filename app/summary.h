@@ -14,6 +14,7 @@ struct app_run {
 	struct mwp_port **ports;	/**< by ethdev port id */
 	struct mwp_flow_report *flows;	/**< by ethdev port id: rte_flow rules */
 	struct mwp_host *hosts;		/**< by ethdev port id: exception paths */
+	struct mwp_xdp *xdps;		/**< by ethdev port id: net_af_xdp ports */
 	uint64_t start_tsc;		/**< when the lcores started */
 	double seconds;			/**< how long it ran */
 	const char *stop_reason;	/**< why it stopped */

@@ -16,6 +16,7 @@
 #include <rte_common.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
+#include <net/if.h>
 #include <pthread.h>
 
 #include "mwpath.h"
@@ -140,6 +141,108 @@ int mwp_host_check(const char *ifname, const struct mwp_port_conf *pc, bool set,
 
 /** Close the tap (one we made disappears from the kernel with it). */
 void mwp_host_stop(struct mwp_host *h);
+
+/** What mwpath's XDP program counted (mwp_xdp_counts), by verdict. */
+enum mwp_xdp_count {
+	MWP_XDP_TO_MWPATH = 0,	/**< RoCE for the port's addresses: to mwpath */
+	MWP_XDP_NOT_OURS,	/**< RoCE for another address: to the kernel */
+	MWP_XDP_TO_KERNEL,	/**< everything else: to the kernel */
+	MWP_XDP_NO_SOCKET,	/**< ours, on a queue without a socket: to the kernel */
+	MWP_XDP_NB_COUNTS,
+};
+
+/** A port on net_af_xdp: the kernel keeps the interface (mwp_xdp_start). */
+struct mwp_xdp {
+	struct mwp_port *port;		/**< the library's port */
+	char ifname[IF_NAMESIZE];	/**< the kernel interface */
+	int ifindex;			/**< ... its index */
+	int addrs_fd;			/**< the program's map of our addresses */
+	int stats_fd;			/**< its counters (-1: none) */
+	int nl_ev;			/**< netlink: the kernel's neighbour events */
+	int nl_req;			/**< netlink: our requests, their answers */
+	int wake;			/**< an eventfd that ends the thread's wait */
+	uint32_t seq;			/**< netlink sequence numbers */
+	pthread_t thread;		/**< resolves through the kernel */
+	bool running;			/**< the thread runs */
+	bool stop;			/**< it is to end */
+	uint64_t asked;			/**< probes handed to the kernel */
+	uint64_t learned;		/**< neighbours the kernel told of */
+};
+
+/**
+ * The XDP program net_af_xdp ports get: $MWPATH_XDP_PROG, else the build
+ * tree's mwp_xdp.bpf.o while it exists, else the installed one.
+ */
+const char *mwp_xdp_prog(void);
+
+/**
+ * EAL arguments with xdp_prog=mwp_xdp_prog() added to every net_af_xdp
+ * vdev (--vdev=X or --vdev X) that names no program of its own.  *out is
+ * a new array of argc (argv's strings, and new ones for the vdevs
+ * changed); free it with mwp_xdp_eal_args_free once rte_eal_init has
+ * returned (the EAL copies what it keeps).  Each vdev's interface is
+ * checked first, before the EAL touches it (the PMD takes off any program
+ * when its port closes): one with another XDP program is refused; one
+ * with the program of an mwpath that has ended has it taken off.
+ *
+ * @return
+ *   How many vdevs were changed, or a negative errno with err saying why.
+ */
+int mwp_xdp_eal_args(int argc, char **argv, char ***out, char *err, size_t errlen);
+
+/** Free what mwp_xdp_eal_args made (NULL is allowed). */
+void mwp_xdp_eal_args_free(int argc, char **out);
+
+/**
+ * An mbuf pool for net_af_xdp ports (rte_pktmbuf_pool_create's
+ * arguments, no private area): its objects back to back in one chunk, as
+ * the PMD's umem, made of the pool, assumes.
+ *
+ * @return
+ *   The pool, or NULL with rte_errno set.
+ */
+struct rte_mempool *mwp_xdp_pool_create(const char *name, unsigned int n, unsigned int cache,
+					uint16_t room, int socket);
+
+/** Is the ethdev port a net_af_xdp one? */
+bool mwp_xdp_port(uint16_t port_id);
+
+/**
+ * Prepare a port's configuration before mwp_port_create: on net_af_xdp,
+ * the MAC is the interface's (taken when pc has none; an error when it
+ * differs), the port needs an address, and the kernel resolves its
+ * neighbours (kernel_neigh).  Other ports are left as they are.
+ *
+ * @return
+ *   0, or a negative errno with err saying why in one line.
+ */
+int mwp_xdp_port_conf(uint16_t port_id, struct mwp_port_conf *pc, char *err, size_t errlen);
+
+/**
+ * After a net_af_xdp port has started (the PMD has loaded the program and
+ * put its sockets in xsks_map): check that the interface holds the port's
+ * addresses and no other interface does (mwp_host_check), that the
+ * program is mwpath's, give it the addresses, and start the thread that
+ * resolves neighbours through the kernel.
+ *
+ * @return
+ *   0, or a negative errno with err saying why in one line.
+ */
+int mwp_xdp_start(struct mwp_xdp *x, uint16_t port_id, struct mwp_port *port, char *err,
+		  size_t errlen);
+
+/** Stop the thread and let go of the maps (the PMD unloads the program). */
+void mwp_xdp_stop(struct mwp_xdp *x);
+
+/** Is x started? */
+static inline bool
+mwp_xdp_on(const struct mwp_xdp *x)
+{
+	return x->running;
+}
+
+/** The program's counters, summed over CPUs (zeros where unknown). */
+void mwp_xdp_counts(const struct mwp_xdp *x, uint64_t c[MWP_XDP_NB_COUNTS]);
 
 struct mwp_rx_gate;
 

@@ -43,6 +43,7 @@ struct mwp_ibv_dev {
 	struct mwp_port_conf pc;	/* [port conf.port] */
 	struct mwp_host_conf hc;	/* its exception path */
 	struct mwp_host host;		/* ... running (port_id MWP_HOST_NONE: none) */
+	struct mwp_xdp xdp;		/* a net_af_xdp port: the kernel's neighbours */
 	bool sequential_keys;		/* [security] keys = sequential */
 	union ibv_gid gid[MWP_IBV_MAX_GIDS];
 	unsigned int nb_gids;

@@ -165,7 +165,7 @@ start_eal(const struct mwp_ibv_dev *d)
 	static const char *const telemetry[] = { "--telemetry", "--no-telemetry", NULL };
 	static const char *const log[] = { "--log-level", NULL };
 	static char buf[APP_DEVICE_EAL_LEN], pfx[64];
-	char *argv[EAL_MAX_ARGS + 8], *save = NULL;
+	char *argv[EAL_MAX_ARGS + 8], *save = NULL, **eal_argv, xerr[256];
 	cpu_set_t cpus;
 	int argc = 0, ret, user;
 
@@ -193,6 +193,12 @@ start_eal(const struct mwp_ibv_dev *d)
 	if (!has_option(argv + 1, user - 1, log))
 		argv[argc++] = (char *)"--log-level=warning";
 	argv[argc] = NULL;
+	/* a net_af_xdp vdev gets mwpath's XDP program unless it names one */
+	ret = mwp_xdp_eal_args(argc, argv, &eal_argv, xerr, sizeof(xerr));
+	if (ret < 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: net_af_xdp: %s\n", d->dev.name, xerr);
+		return ret;
+	}
 
 	/* DPDK's own log stream writes to syslog too, and syslog opens
 	 * /etc/localtime: a DPDK thread logging (memif's control thread
@@ -202,7 +208,8 @@ start_eal(const struct mwp_ibv_dev *d)
 	 * else's program has no business in syslog anyway: stderr only. */
 	rte_openlog_stream(stderr);
 	pthread_getaffinity_np(pthread_self(), sizeof(cpus), &cpus);
-	ret = rte_eal_init(argc, argv);
+	ret = rte_eal_init(argc, eal_argv);
+	mwp_xdp_eal_args_free(argc, eal_argv);
 	pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus);
 	if (ret < 0) {
 		fprintf(stderr, "mwpath-ibverbs: %s: DPDK did not start (EAL arguments '%s'): %s\n",
@@ -279,6 +286,18 @@ print_stats(const struct mwp_ibv_dev *d)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " to_host %" PRIu64
 			      " from_host %" PRIu64 " host_lost %" PRIu64, st->host,
 			      st->host_out, st->host_lost);
+	if (mwp_xdp_on(&d->xdp) && n < (int)sizeof(line) - 1) {
+		uint64_t c[MWP_XDP_NB_COUNTS];
+
+		mwp_xdp_counts(&d->xdp, c);
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " xdp_to_mwpath %" PRIu64
+			      " xdp_to_kernel %" PRIu64 " xdp_not_ours %" PRIu64
+			      " xdp_no_socket %" PRIu64 " neigh_asked %" PRIu64
+			      " neigh_learned %" PRIu64, c[MWP_XDP_TO_MWPATH],
+			      c[MWP_XDP_TO_KERNEL], c[MWP_XDP_NOT_OURS], c[MWP_XDP_NO_SOCKET],
+			      __atomic_load_n(&d->xdp.asked, __ATOMIC_RELAXED),
+			      __atomic_load_n(&d->xdp.learned, __ATOMIC_RELAXED));
+	}
 	n = RTE_MIN(n, (int)sizeof(line) - 2);
 	line[n++] = '\n';
 	if (write(STDERR_FILENO, line, (size_t)n) < 0)
@@ -339,6 +358,7 @@ stop_ports(void)
 			rte_eal_wait_lcore(d->lcore);
 		if (getenv("MWPATH_STATS") != NULL)
 			print_stats(d);
+		mwp_xdp_stop(&d->xdp);
 		if (!is_memif(d->conf.port))
 			mwp_ethdev_close(d->conf.port);
 		mwp_host_stop(&d->host);
@@ -700,8 +720,26 @@ start_device(struct mwp_ibv_dev *d)
 		rte_eth_macaddr_get(pid, &d->pc.mac);
 		d->guid = guid_of(&d->pc.mac);
 	}
+	if (mwp_xdp_port(pid)) {
+		char err[256];
+
+		if (d->hc.on) {
+			fprintf(stderr, "mwpath-ibverbs: %s: [port %u] exception = tap is for a port the kernel has not got; on net_af_xdp the interface stays the kernel's\n",
+				d->dev.name, pid);
+			return -EINVAL;
+		}
+		ret = mwp_xdp_port_conf(pid, &d->pc, err, sizeof(err));
+		if (ret != 0) {
+			fprintf(stderr, "mwpath-ibverbs: %s: [port %u] %s\n", d->dev.name, pid, err);
+			return ret;
+		}
+	}
 	snprintf(name, sizeof(name), "mwp_ibv%u", d->index);
-	d->mp = rte_pktmbuf_pool_create(name, NB_MBUFS, MBUF_CACHE, 0,
+	/* net_af_xdp makes its umem of the pool: objects back to back */
+	d->mp = d->pc.kernel_neigh ?
+		mwp_xdp_pool_create(name, NB_MBUFS, MBUF_CACHE, mwp_port_mbuf_room(d->pc.mtu),
+				    rte_eth_dev_socket_id(pid)) :
+		rte_pktmbuf_pool_create(name, NB_MBUFS, MBUF_CACHE, 0,
 					mwp_port_mbuf_room(d->pc.mtu), rte_eth_dev_socket_id(pid));
 	mwp_warm_mempool(d->mp);
 	d->pc.nb_queues = 1;
@@ -717,6 +755,16 @@ start_device(struct mwp_ibv_dev *d)
 		fprintf(stderr, "mwpath-ibverbs: %s: DPDK port %u did not start (a memif client tries for [device %u] peer_wait_ms, %u ms)\n",
 			d->dev.name, pid, d->index, d->conf.peer_wait_ms);
 		return ret;
+	}
+	if (d->pc.kernel_neigh) {
+		char err[256];
+
+		ret = mwp_xdp_start(&d->xdp, pid, d->port, err, sizeof(err));
+		if (ret != 0) {
+			fprintf(stderr, "mwpath-ibverbs: %s: port %u (net_af_xdp): %s\n",
+				d->dev.name, pid, err);
+			return ret;
+		}
 	}
 	if (d->hc.on) {
 		char err[256];
