@@ -226,6 +226,47 @@ rai_from(const struct addrinfo *ai, const struct rdma_addrinfo *hints)
 	return r;
 }
 
+static int
+copy_addr(struct sockaddr **dst, socklen_t *dst_len, const struct sockaddr *src,
+	  socklen_t len)
+{
+	*dst = malloc(len);
+	if (*dst == NULL)
+		return -1;
+	memcpy(*dst, src, len);
+	*dst_len = len;
+	return 0;
+}
+
+/* No node and no service: the hints' addresses as they are (librdmacm:
+ * libfabric's verbs provider asks so with the address it was given). */
+static int
+rai_from_hints(const struct rdma_addrinfo *hints, struct rdma_addrinfo **res)
+{
+	struct rdma_addrinfo *r = calloc(1, sizeof(*r));
+
+	if (r == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	r->ai_flags = hints->ai_flags;
+	r->ai_family = hints->ai_family;
+	r->ai_qp_type = hints->ai_qp_type;
+	r->ai_port_space = hints->ai_port_space;
+	if ((hints->ai_dst_len != 0 &&
+	     copy_addr(&r->ai_dst_addr, &r->ai_dst_len, hints->ai_dst_addr,
+		       hints->ai_dst_len) != 0) ||
+	    (hints->ai_src_len != 0 &&
+	     copy_addr(&r->ai_src_addr, &r->ai_src_len, hints->ai_src_addr,
+		       hints->ai_src_len) != 0)) {
+		rdma_freeaddrinfo(r);
+		errno = ENOMEM;
+		return -1;
+	}
+	*res = r;
+	return 0;
+}
+
 void
 rdma_freeaddrinfo(struct rdma_addrinfo *res)
 {
@@ -251,10 +292,12 @@ rdma_getaddrinfo(const char *node, const char *service, const struct rdma_addrin
 	struct rdma_addrinfo *r = NULL;
 	int ret;
 
-	if (res == NULL || (node == NULL && service == NULL)) {
+	if (res == NULL || (node == NULL && service == NULL && hints == NULL)) {
 		errno = EINVAL;
 		return -1;
 	}
+	if (node == NULL && service == NULL)
+		return rai_from_hints(hints, res);
 	if (hints != NULL) {
 		h.ai_family = hints->ai_family;
 		if (hints->ai_flags & RAI_PASSIVE)
