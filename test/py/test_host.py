@@ -429,6 +429,30 @@ class Devices(unittest.TestCase):
             self.assertGreater(st["to_host"], 5, cerr)	# qperf's TCP
             self.assertGreater(st["accepted"], 100, cerr)	# the RDMA traffic
 
+    def test_fi_pingpong_over_verbs_datagrams_and_rdm(self):
+        # libfabric's fabtests: a TCP exchange to the RDMA address, then
+        # libfabric's verbs provider (UD; RDM over it)
+        for argv in (["-p", "verbs"], ["-p", "verbs;ofi_rxd", "-e", "rdm"]):
+            pp = ["fi_pingpong"] + argv + ["-I", "1000", "-S", "64"]
+            srv = self.program("a", pp)
+            try:
+                self.assertTrue(wait_iface(self.ns["a"], "mwp0"))
+                cli = self.program("b", pp + ["10.5.0.1"])
+                cout, cerr = self.finish(cli, 120)
+                sout, serr = self.finish(srv)
+            finally:
+                if srv.poll() is None:
+                    srv.kill()
+                    srv.communicate()
+            self.assertEqual(cli.returncode, 0, cout + cerr)
+            self.assertEqual(srv.returncode, 0, sout + serr)
+            for out in (cout, sout):
+                self.assertRegex(out, r"\n64\s+1k\s+=1k\s", out)
+            st = stats_of(cerr)
+            self.assertIsNotNone(st, cerr)
+            self.assertGreater(st["to_host"], 5, cerr)	# the TCP exchange
+            self.assertGreaterEqual(st["accepted"], 1000, cerr)
+
     def test_progress_calls_is_refused_with_one_line(self):
         p = self.program("a", ["ibv_devinfo", "-d", "mwpath0"], progress="calls")
         out, err = p.communicate(timeout=60)

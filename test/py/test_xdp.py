@@ -1,0 +1,359 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""net_af_xdp (docs/host.md "AF_XDP"): a kernel interface stays the
+kernel's -- its addresses, ARP, ND, TCP -- and mwpath's XDP program
+(pmd/xdp/mwp_xdp.bpf.c) hands mwpath only RoCEv2 for the port's
+addresses.  Two hosts -- network namespaces joined by a veth pair, the
+kernel holding 10.5.0.1 and 10.5.0.2 -- and mwpath on each veth through
+net_af_xdp.
+
+Checked, with Debian's unmodified programs: ib_write_bw makes its TCP
+exchange to the same address as its RDMA traffic while ping and a TCP
+service on it go on; qperf -cm1 (rc_bw, rc_lat); fi_pingpong -p verbs
+(datagram and RDM endpoints); rping through the RDMA CM with the
+kernel's neighbour tables emptied first (mwpath asks the kernel to
+resolve, and learns what it found).  Bad input: frames of every kind from
+the wire (counted by the program's verdicts; RoCE that is garbage by
+mwpath's drop counters), an address the interface does not hold, a MAC
+that is not the interface's, an XDP program that does not load, another
+program on the interface, one left by a killed mwpath, and exception =
+tap on such a port.  Needs root (namespaces, XDP) and clang."""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+from common import BUILD, hung_state
+from test_host import SIDES, ping, sh, stats_of, tcp_ask, tcp_echo_server
+
+sys.path.insert(0, os.path.join(os.environ["MWPATH_SRC"], "bench"))
+from congestion import tool_env  # noqa: E402
+
+MWPATH = os.path.join(BUILD, "app", "mwpath")
+RUN = os.path.join(BUILD, "provider", "mwpath-run")
+EAL = "--no-huge --no-pci --no-shconf -m 512 --vdev=net_af_xdp0,iface=%s"
+FOREIGN = """#include <linux/bpf.h>
+__attribute__((section("xdp"), used)) int pass(struct xdp_md *c) { (void)c; return XDP_PASS; }
+char _license[] __attribute__((section("license"), used)) = "GPL";
+"""
+
+
+class Net:
+    """Two namespaces, a veth pair; the kernel holds each end's address."""
+
+    def __init__(self, tag):
+        self.ns = {s: "mwpx%s-%s" % (tag, s) for s in SIDES}
+        for n in self.ns.values():
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+            subprocess.run(["ip", "netns", "add", n], check=True)
+        subprocess.run(["ip", "link", "add", "va", "netns", self.ns["a"], "type", "veth",
+                        "peer", "name", "vb", "netns", self.ns["b"]], check=True)
+        for s, ns in self.ns.items():
+            mac, ip4, ip6 = SIDES[s]
+            sh(ns, "ip link set lo up && ip link set v{s} address {m} && "
+               "ip addr add {a}/24 dev v{s} && ip addr add {a6}/64 dev v{s} nodad && "
+               "ip link set v{s} up".format(s=s, m=mac, a=ip4, a6=ip6))
+
+    def close(self):
+        for n in self.ns.values():
+            subprocess.run(["ip", "netns", "del", n], capture_output=True)
+
+
+def port_section(side, extra=""):
+    _, ip4, ip6 = SIDES[side]
+    return "[port 0]\nipv4 = %s\nipv6 = %s\nmtu = 1024\n%s" % (ip4, ip6, extra)
+
+
+class XdpTest(unittest.TestCase):
+    tag = "x"
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="mwp-xdp-")
+        cls.net = Net("%s%d" % (cls.tag, os.getpid()))
+        cls.ns = cls.net.ns
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.net.close()
+
+    def program(self, side, argv, extra="", env=None):
+        path = os.path.join(self.tmp, "dev-%s.ini" % side)
+        with open(path, "w") as f:
+            f.write("[device 0]\neal = %s\nprogress = thread\n\n" % (EAL % ("v" + side)))
+            f.write(port_section(side, extra))
+        e = tool_env(BUILD)
+        e.update(env or {})
+        return subprocess.Popen(["ip", "netns", "exec", self.ns[side], RUN, "-c", path, "--"]
+                                + argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=e)
+
+    def finish(self, p, timeout=90):
+        try:
+            return p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stacks = hung_state(p.pid)
+            p.kill()
+            out, err = p.communicate()
+            self.fail("hung:\n%s\n%s\n%s" % (out, err, stacks))
+
+    def pair(self, argv_srv, argv_cli, timeout=120):
+        """Server on a, client on b (to 10.5.0.1): both outputs."""
+        srv = self.program("a", argv_srv)
+        try:
+            time.sleep(1)
+            cli = self.program("b", argv_cli)
+            cout, cerr = self.finish(cli, timeout)
+            sout, serr = self.finish(srv, 30)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+                srv.communicate()
+        self.assertEqual(cli.returncode, 0, cout + cerr + "\n-- server:\n" + sout + serr)
+        self.assertEqual(srv.returncode, 0, sout + serr)
+        return cout, cerr, sout, serr
+
+    def assert_split(self, err, roce_at_least):
+        """The device's counters: RoCE went to mwpath, nothing else did,
+        and the program's other frames went to the kernel."""
+        st = stats_of(err)
+        self.assertIsNotNone(st, err)
+        self.assertGreaterEqual(st["xdp_to_mwpath"], roce_at_least, err)
+        self.assertEqual(st["xdp_no_socket"], 0, err)
+        self.assertEqual(st["ctrl"], 0, err)	# ARP and ND are the kernel's
+        return st
+
+
+class Devices(XdpTest):
+    """Both sides mwpath devices on net_af_xdp."""
+    tag = "d"
+
+    def test_perftest_exchanges_over_tcp_on_the_rdma_address_while_ping_and_tcp_go_on(self):
+        bw = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", "4096", "-n", "20000"]
+        srv = self.program("a", bw)
+        try:
+            time.sleep(1)
+            cli = self.program("b", bw + ["10.5.0.1"])
+            pings = {}
+
+            def pinger(frm, to):
+                pings[frm] = ping(self.ns[frm], to, 20)
+            ts = [threading.Thread(target=pinger, args=a) for a in (("a", "10.5.0.2"),
+                                                                     ("b", "10.5.0.1"))]
+            for t in ts:
+                t.start()
+            echo = tcp_echo_server(self.ns["a"], "10.5.0.1", 7003)
+            self.assertEqual(tcp_ask(self.ns["b"], "10.5.0.1", 7003), "HELLO")
+            echo.wait(timeout=10)
+            for t in ts:
+                t.join()
+            cout, cerr = self.finish(cli, 120)
+            sout, serr = self.finish(srv)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+                srv.communicate()
+        self.assertEqual(cli.returncode, 0, cout + cerr)
+        self.assertEqual(srv.returncode, 0, sout + serr)
+        self.assertRegex(cout, r"\n\s*4096\s+20000\s")
+        for rc, out in pings.values():
+            self.assertEqual(rc, 0, out)
+            self.assertNotIn("DUP", out)
+        # 20000 WRITEs of 4 frames (path MTU 1024) to the server's mwpath;
+        # perftest's TCP, the pings and the service to its kernel
+        st = self.assert_split(serr, 80000)
+        self.assertGreaterEqual(st["accepted"], 80000, serr)
+        self.assertGreater(st["xdp_to_kernel"], 40, serr)
+        self.assert_split(cerr, 100)
+
+    def test_qperf_reaches_the_rdma_address_over_tcp_then_connects_through_the_cm(self):
+        for test, want in (("rc_bw", r"bw\s+=\s+[\d.]+ [MG]B/sec"),
+                           ("rc_lat", r"latency\s+=\s+[\d.]+ us")):
+            srv = self.program("a", ["qperf"])
+            try:
+                time.sleep(0.5)
+                cli = self.program("b", ["qperf", "10.5.0.1", "-cm1", "-t", "2", test])
+                cout, cerr = self.finish(cli, 120)
+            finally:
+                srv.kill()
+                srv.communicate()
+            self.assertEqual(cli.returncode, 0, cout + cerr)
+            self.assertRegex(cout, want, cout + cerr)
+            self.assert_split(cerr, 100)
+
+    def test_fi_pingpong_over_verbs_datagrams_and_rdm(self):
+        for argv in (["-p", "verbs"], ["-p", "verbs;ofi_rxd", "-e", "rdm"]):
+            pp = ["fi_pingpong"] + argv + ["-I", "1000", "-S", "64"]
+            cout, cerr, sout, serr = self.pair(pp, pp + ["10.5.0.1"])
+            for out in (cout, sout):
+                self.assertRegex(out, r"\n64\s+1k\s+=1k\s", out)
+            self.assert_split(cerr, 1000)
+
+    def test_the_kernel_resolves_the_cms_peer_with_empty_neighbour_tables(self):
+        for ns in self.ns.values():
+            sh(ns, "ip neigh flush all")
+        rp = ["rping", "-C", "100", "-V", "-a", "10.5.0.1"]
+        cout, cerr, sout, serr = self.pair(rp + ["-s"], rp + ["-c"])
+        st = self.assert_split(cerr, 100)
+        self.assertGreaterEqual(st["neigh_asked"], 1, cerr)
+        self.assertGreaterEqual(st["neigh_learned"], 1, cerr)
+        self.assertIn("02:00:00:00:5a:01", sh(self.ns["b"], "ip neigh show 10.5.0.1").stdout)
+
+
+class App(XdpTest):
+    """The mwpath application on side a; side b a plain kernel."""
+    tag = "a"
+
+    def start_app(self, extra="", env=None):
+        path = os.path.join(self.tmp, "app.ini")
+        with open(path, "w") as f:
+            f.write(port_section("a", extra))
+        e = dict(os.environ)
+        e.update(env or {})
+        return subprocess.Popen(["ip", "netns", "exec", self.ns["a"], MWPATH]
+                                + (EAL % "va").split() + ["-l", "0", "--", "-c", path],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=e)
+
+    def stop_app(self, p):
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=30)
+        return out
+
+    def refused(self, extra="", env=None):
+        p = self.start_app(extra, env)
+        out, _ = p.communicate(timeout=60)
+        self.assertNotEqual(p.returncode, 0, out)
+        return out
+
+    def wait_prog(self, timeout=15):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if "prog/xdp" in sh(self.ns["a"], "ip link show va").stdout:
+                return True
+            time.sleep(0.1)
+        return False
+
+    def test_frames_of_any_kind_are_counted_and_the_kernel_still_answers(self):
+        p = self.start_app()
+        try:
+            self.assertTrue(self.wait_prog())
+            time.sleep(0.5)
+            me = bytes.fromhex("020000005a01")
+            src = bytes.fromhex("020000005a02")
+            udp = bytes.fromhex("12b712b7001a0000")
+
+            def ip4(dst, proto=0x11, rest=b""):
+                return me + src + b"\x08\x00" + bytes.fromhex(
+                    "4500002e00004000%02x0000" % (0x40 << 8 | proto) + "0a050002" + dst) + rest
+            frames = [me + src + b"\x08\x00",				# a bare header
+                      bytes.fromhex("0180c200000e") + src + b"\x88\xcc" + b"\0" * 46,
+                      ip4("0a050001", 0x06, b"\0" * 20),		# TCP, no port
+                      me + src + b"\x08\x00" + b"\x4f\0\0\x10" + b"\0" * 40,
+                      ip4("0a050063", 0x11, udp + b"\xff" * 18),	# RoCE, not ours
+                      ip4("0a050001", 0x11, udp + b"\xff" * 18),	# RoCE, garbage
+                      me + src + b"\x08\x00" + os.urandom(1400),
+                      me + src + b"\x81\x00\x00\x05\x08\x06" + b"\0" * 28,
+                      me + src + b"\x88\xa8\x00\x05\x81\x00\x00\x06\x08\x00" + b"\0" * 40]
+            code = ("import socket,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n"
+                    "s.bind(('vb',0))\nfor h in sys.argv[1:]:\n"
+                    "    for _ in range(20): s.send(bytes.fromhex(h))\n")
+            subprocess.run(["ip", "netns", "exec", self.ns["b"], sys.executable, "-c", code]
+                           + [f.hex() for f in frames], check=True)
+            rc, out = ping(self.ns["b"], "10.5.0.1", 3)
+            self.assertEqual(rc, 0, out)
+            self.assertNotIn("DUP", out)
+            srv = tcp_echo_server(self.ns["a"], "10.5.0.1", 7005)
+            self.assertEqual(tcp_ask(self.ns["b"], "10.5.0.1", 7005), "HELLO")
+            srv.wait(timeout=10)
+        finally:
+            out = self.stop_app(p)
+        m = re.search(r"xdp\s+(\d+)\s+RoCE to mwpath by the XDP program on va; to the kernel: "
+                      r"(\d+) other frames, (\d+) RoCE for other addresses, (\d+) on a queue",
+                      out)
+        self.assertIsNotNone(m, out)
+        to_mwpath, other, not_ours, no_socket = map(int, m.groups())
+        self.assertEqual(to_mwpath, 20, out)	# the garbage RoCE to our address
+        self.assertEqual(not_ours, 20, out)
+        self.assertGreaterEqual(other, 7 * 20, out)
+        self.assertEqual(no_socket, 0, out)
+        self.assertRegex(out, r"packets in\s+20\s")
+        self.assertRegex(out, r"dropped\s+20\s")
+        # the program went with mwpath
+        self.assertNotIn("prog/xdp", sh(self.ns["a"], "ip link show va").stdout)
+
+    def test_an_address_the_interface_does_not_hold_is_refused(self):
+        path = os.path.join(self.tmp, "app-other.ini")
+        with open(path, "w") as f:
+            f.write("[port 0]\nipv4 = 10.5.0.9\nmtu = 1024\n")
+        p = subprocess.run(["ip", "netns", "exec", self.ns["a"], MWPATH]
+                           + (EAL % "va").split() + ["-l", "0", "--", "-c", path],
+                           capture_output=True, text=True, timeout=60)
+        out = p.stdout + p.stderr
+        self.assertNotEqual(p.returncode, 0, out)
+        self.assertIn("va holds 10.5.0.1 and the port 10.5.0.9: they must agree", out)
+
+    def test_a_mac_that_is_not_the_interfaces_is_refused(self):
+        out = self.refused("mac = 02:00:00:00:99:99\n")
+        self.assertIn("mac 02:00:00:00:99:99 is not the interface's (02:00:00:00:5A:01)", out)
+
+    def test_exception_tap_is_refused_on_a_kernel_interface(self):
+        out = self.refused("exception = tap\n")
+        self.assertIn("on net_af_xdp the interface stays the kernel's", out)
+
+    def test_an_xdp_program_that_does_not_load_stops_the_port_with_a_reason(self):
+        bad = os.path.join(self.tmp, "not-bpf.o")
+        with open(bad, "w") as f:
+            f.write("not an object\n")
+        out = self.refused(env={"MWPATH_XDP_PROG": bad})
+        self.assertIn("Failed to load custom XDP program %s" % bad, out)
+        self.assertIn("cannot start", out)
+        self.assertNotIn("prog/xdp", sh(self.ns["a"], "ip link show va").stdout)
+
+    def test_another_program_on_the_interface_is_left_alone(self):
+        src = os.path.join(self.tmp, "pass.c")
+        obj = os.path.join(self.tmp, "pass.o")
+        with open(src, "w") as f:
+            f.write(FOREIGN)
+        subprocess.run(["clang", "-O2", "-target", "bpf",
+                        "-I/usr/include/%s-linux-gnu" % os.uname().machine, "-c", src, "-o", obj],
+                       check=True)
+        sh(self.ns["a"], "ip link set dev va xdp obj %s sec xdp" % obj)
+        try:
+            out = self.refused()
+            self.assertIn("va has an XDP program already, not mwpath's", out)
+            self.assertIn("prog/xdp", sh(self.ns["a"], "ip link show va").stdout)
+        finally:
+            sh(self.ns["a"], "ip link set dev va xdp off")
+
+    def test_the_program_a_killed_mwpath_left_is_taken_off(self):
+        p = self.start_app()
+        self.assertTrue(self.wait_prog())
+        time.sleep(0.5)
+        p.kill()
+        p.communicate()
+        self.assertIn("prog/xdp", sh(self.ns["a"], "ip link show va").stdout)
+        p = self.start_app()
+        try:
+            self.assertTrue(self.wait_prog())
+            time.sleep(0.5)
+            rc, ping_out = ping(self.ns["b"], "10.5.0.1", 2)
+            self.assertEqual(rc, 0, ping_out)
+        finally:
+            out = self.stop_app(p)
+        self.assertIn("va: took off the XDP program of an mwpath that has ended", out)
+        self.assertNotIn("prog/xdp", sh(self.ns["a"], "ip link show va").stdout)
+
+
+if __name__ == "__main__":
+    if os.geteuid() != 0:
+        print("test_xdp: needs root (network namespaces, XDP)", file=sys.stderr)
+        sys.exit(77)
+    if not os.path.exists(os.path.join(BUILD, "pmd", "mwp_xdp.bpf.o")):
+        print("test_xdp: built without clang or libbpf: no XDP program", file=sys.stderr)
+        sys.exit(77)
+    unittest.main(verbosity=2)
