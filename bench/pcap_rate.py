@@ -152,7 +152,10 @@ class Telemetry:
         """The port's rx counter, and the monotonic time of the read (the
         middle of it) and its duration."""
         t0 = time.monotonic()
-        v = self.query("/ethdev/stats,0")["/ethdev/stats"]["ipackets"]
+        st = self.query("/ethdev/stats,0")["/ethdev/stats"]
+        # null while the port is still being set up (net_af_xdp's
+        # statistics need its socket)
+        v = st["ipackets"] if st else 0
         t1 = time.monotonic()
         return v, (t0 + t1) / 2, t1 - t0
 
