@@ -153,6 +153,100 @@ def wait_iface(ns, name, timeout=15, addr="10.5.0."):
     return False
 
 
+def send_raw(ns, dev, frames, n=20):
+    """Each frame n times onto dev, raw (a packet socket in ns)."""
+    code = ("import socket,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n"
+            "s.bind((%r,0))\nfor h in sys.argv[1:]:\n"
+            "    for _ in range(%d): s.send(bytes.fromhex(h))\n" % (dev, n))
+    subprocess.run(["ip", "netns", "exec", ns, sys.executable, "-c", code]
+                   + [f.hex() for f in frames], check=True)
+
+
+def odd_frames(me, src):
+    """Frames no RoCE port expects, to MAC me from src: a bare Ethernet
+    header, LLDP, IPv4 with a bad header, 1400 random bytes, an
+    802.1Q-tagged ARP, stacked VLANs."""
+    return [me + src + b"\x08\x00",
+            bytes.fromhex("0180c200000e") + src + b"\x88\xcc" + b"\0" * 46,
+            me + src + b"\x08\x00" + b"\x4f\0\0\x10" + b"\0" * 40,
+            me + src + b"\x08\x00" + os.urandom(1400),
+            me + src + b"\x81\x00\x00\x05\x08\x06" + b"\0" * 28,
+            me + src + b"\x88\xa8\x00\x05\x81\x00\x00\x06\x08\x00" + b"\0" * 40]
+
+
+class Alongside:
+    """ping both ways between a (10.5.0.1) and b (10.5.0.2), and a TCP
+    service on a's address asked from b, while a program runs."""
+
+    def __init__(self, tc, ns, port):
+        self.tc, self.pings = tc, {}
+
+        def pinger(frm, to):
+            self.pings[frm] = ping(ns[frm], to, 20)
+        self.ts = [threading.Thread(target=pinger, args=a) for a in (("a", "10.5.0.2"),
+                                                                      ("b", "10.5.0.1"))]
+        for t in self.ts:
+            t.start()
+        echo = tcp_echo_server(ns["a"], "10.5.0.1", port)
+        tc.assertEqual(tcp_ask(ns["b"], "10.5.0.1", port), "HELLO")
+        echo.wait(timeout=10)
+
+    def check(self):
+        """Every ping answered, once."""
+        for t in self.ts:
+            t.join()
+        for rc, out in self.pings.values():
+            self.tc.assertEqual(rc, 0, out)
+            self.tc.assertNotIn("DUP", out)
+
+
+def finish(tc, p, timeout=60):
+    """p's output once it ends; if it hangs, its threads' stacks."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
+                              text=True).stdout.split()
+        stacks = "\n".join(hung_state(int(k)) for k in [p.pid] + kids)
+        p.kill()
+        out, err = p.communicate()
+        tc.fail("hung:\n%s\n%s\n%s" % (out, err, stacks))
+
+
+def server_client(tc, program, srv_argv, cli_argv, ready, during=None, timeout=120):
+    """srv_argv on side a, once ready() cli_argv on side b, during() while
+    they run; both must succeed: (cout, cerr, sout, serr)."""
+    srv = program("a", srv_argv)
+    try:
+        ready()
+        cli = program("b", cli_argv)
+        if during is not None:
+            during()
+        cout, cerr = finish(tc, cli, timeout)
+        sout, serr = finish(tc, srv)
+    finally:
+        if srv.poll() is None:
+            srv.kill()
+            srv.communicate()
+    tc.assertEqual(cli.returncode, 0, cout + cerr + "\n-- server:\n" + sout + serr)
+    tc.assertEqual(srv.returncode, 0, sout + serr)
+    return cout, cerr, sout, serr
+
+
+# fi_pingpong's runs: libfabric's verbs provider over UD, and RDM over it
+FI_PINGPONGS = (["-p", "verbs"], ["-p", "verbs;ofi_rxd", "-e", "rdm"])
+
+
+def fi_pingpong_argv(argv):
+    return ["fi_pingpong"] + argv + ["-I", "1000", "-S", "64"]
+
+
+def check_fi_pingpong(tc, *outs):
+    """A thousand 64-byte ping-pongs, both sides."""
+    for out in outs:
+        tc.assertRegex(out, r"\n64\s+1k\s+=1k\s", out)
+
+
 class AppPort(unittest.TestCase):
     """The mwpath application on side a; side b a plain kernel."""
 
@@ -230,22 +324,13 @@ class AppPort(unittest.TestCase):
             # jumbo of garbage, an 802.1Q-tagged ARP, stacked VLANs
             me = bytes.fromhex("020000005a01")
             src = bytes.fromhex("020000005aff")
-            frames = [me + src + b"\x08\x00",
-                      bytes.fromhex("0180c200000e") + src + b"\x88\xcc" + b"\0" * 46,
-                      bytes.fromhex("020000001234") + src + b"\x08\x00" + bytes.fromhex(
-                          "450000280000400040060000" + "0a050002" + "0a050001") + b"\0" * 20,
-                      me + src + b"\x08\x00" + b"\x4f\0\0\x10" + b"\0" * 40,
-                      me + src + b"\x08\x00" + bytes.fromhex(
-                          "4500002e0000400040110000" + "0a050002" + "0a050001")
-                      + bytes.fromhex("12b712b7001a0000") + b"\xff" * 18,
-                      me + src + b"\x08\x00" + os.urandom(1400),
-                      me + src + b"\x81\x00\x00\x05\x08\x06" + b"\0" * 28,
-                      me + src + b"\x88\xa8\x00\x05\x81\x00\x00\x06\x08\x00" + b"\0" * 40]
-            code = ("import socket,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n"
-                    "s.bind(('vb',0))\nfor h in sys.argv[1:]:\n"
-                    "    for _ in range(20): s.send(bytes.fromhex(h))\n")
-            subprocess.run(["ip", "netns", "exec", self.ns["b"], sys.executable, "-c", code]
-                           + [f.hex() for f in frames], check=True)
+            frames = odd_frames(me, src) + [
+                bytes.fromhex("020000001234") + src + b"\x08\x00" + bytes.fromhex(
+                    "450000280000400040060000" + "0a050002" + "0a050001") + b"\0" * 20,
+                me + src + b"\x08\x00" + bytes.fromhex(
+                    "4500002e0000400040110000" + "0a050002" + "0a050001")
+                + bytes.fromhex("12b712b7001a0000") + b"\xff" * 18]
+            send_raw(self.ns["b"], "vb", frames)
             rc, out = ping(self.ns["b"], "10.5.0.1", 3)
             self.assertEqual(rc, 0, out)
             self.assertNotIn("DUP", out)
@@ -326,52 +411,22 @@ class Devices(unittest.TestCase):
                                 text=True, env=env)
 
     def finish(self, p, timeout=60):
-        """p's output once it ends; if it hangs, its threads' stacks."""
-        try:
-            return p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True,
-                                  text=True).stdout.split()
-            stacks = "\n".join(hung_state(int(k)) for k in [p.pid] + kids)
-            p.kill()
-            out, err = p.communicate()
-            self.fail("hung:\n%s\n%s\n%s" % (out, err, stacks))
+        return finish(self, p, timeout)
 
     def test_perftest_exchanges_over_tcp_on_the_rdma_address_while_ping_and_tcp_go_on(self):
         bw = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", "4096", "-n", "20000"]
-        srv = self.program("a", bw)
-        try:
-            self.assertTrue(wait_iface(self.ns["a"], "mwp0"))
-            cli = self.program("b", bw + ["10.5.0.1"])
-            self.assertTrue(wait_iface(self.ns["b"], "mwp0"))
-            # meanwhile: ping both ways and a TCP service, on the same
-            # addresses as the RDMA traffic
-            pings = {}
 
-            def pinger(frm, to):
-                pings[frm] = ping(self.ns[frm], to, 20)
-            ts = [threading.Thread(target=pinger, args=a) for a in (("a", "10.5.0.2"),
-                                                                     ("b", "10.5.0.1"))]
-            for t in ts:
-                t.start()
+        def ready():
+            self.assertTrue(wait_iface(self.ns["a"], "mwp0"))
+
+        def during():
+            # ping both ways and a TCP service, on the same addresses as
+            # the RDMA traffic
             self.assertTrue(wait_iface(self.ns["b"], "mwp0"))
-            echo = tcp_echo_server(self.ns["a"], "10.5.0.1", 7003)
-            self.assertEqual(tcp_ask(self.ns["b"], "10.5.0.1", 7003), "HELLO")
-            echo.wait(timeout=10)
-            for t in ts:
-                t.join()
-            cout, cerr = cli.communicate(timeout=120)
-            sout, serr = self.finish(srv)
-        finally:
-            for p in (srv,):
-                if p.poll() is None:
-                    p.kill()
-        self.assertEqual(cli.returncode, 0, cout + cerr)
-        self.assertEqual(srv.returncode, 0, sout + serr)
+            Alongside(self, self.ns, 7003).check()
+        cout, cerr, sout, serr = server_client(self, self.program, bw, bw + ["10.5.0.1"],
+                                               ready, during)
         self.assertRegex(cout, r"\n\s*4096\s+20000\s")
-        for side, (rc, out) in pings.items():
-            self.assertEqual(rc, 0, out)
-            self.assertNotIn("DUP", out)
         for err in (cerr, serr):
             st = stats_of(err)
             self.assertIsNotNone(st, err)
@@ -432,22 +487,12 @@ class Devices(unittest.TestCase):
     def test_fi_pingpong_over_verbs_datagrams_and_rdm(self):
         # libfabric's fabtests: a TCP exchange to the RDMA address, then
         # libfabric's verbs provider (UD; RDM over it)
-        for argv in (["-p", "verbs"], ["-p", "verbs;ofi_rxd", "-e", "rdm"]):
-            pp = ["fi_pingpong"] + argv + ["-I", "1000", "-S", "64"]
-            srv = self.program("a", pp)
-            try:
-                self.assertTrue(wait_iface(self.ns["a"], "mwp0"))
-                cli = self.program("b", pp + ["10.5.0.1"])
-                cout, cerr = self.finish(cli, 120)
-                sout, serr = self.finish(srv)
-            finally:
-                if srv.poll() is None:
-                    srv.kill()
-                    srv.communicate()
-            self.assertEqual(cli.returncode, 0, cout + cerr)
-            self.assertEqual(srv.returncode, 0, sout + serr)
-            for out in (cout, sout):
-                self.assertRegex(out, r"\n64\s+1k\s+=1k\s", out)
+        for argv in FI_PINGPONGS:
+            pp = fi_pingpong_argv(argv)
+            cout, cerr, sout, serr = server_client(
+                self, self.program, pp, pp + ["10.5.0.1"],
+                lambda: self.assertTrue(wait_iface(self.ns["a"], "mwp0")))
+            check_fi_pingpong(self, cout, sout)
             st = stats_of(cerr)
             self.assertIsNotNone(st, cerr)
             self.assertGreater(st["to_host"], 5, cerr)	# the TCP exchange

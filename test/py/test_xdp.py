@@ -23,12 +23,14 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 
-from common import BUILD, hung_state
-from test_host import SIDES, ping, sh, stats_of, tcp_ask, tcp_echo_server
+from common import BUILD
+import test_host
+from test_host import (FI_PINGPONGS, Alongside, check_fi_pingpong, finish, fi_pingpong_argv,
+                       odd_frames, ping, send_raw, server_client, sh, stats_of, tcp_ask,
+                       tcp_echo_server)
 
 sys.path.insert(0, os.path.join(os.environ["MWPATH_SRC"], "bench"))
 from congestion import tool_env  # noqa: E402
@@ -42,29 +44,8 @@ char _license[] __attribute__((section("license"), used)) = "GPL";
 """
 
 
-class Net:
-    """Two namespaces, a veth pair; the kernel holds each end's address."""
-
-    def __init__(self, tag):
-        self.ns = {s: "mwpx%s-%s" % (tag, s) for s in SIDES}
-        for n in self.ns.values():
-            subprocess.run(["ip", "netns", "del", n], capture_output=True)
-            subprocess.run(["ip", "netns", "add", n], check=True)
-        subprocess.run(["ip", "link", "add", "va", "netns", self.ns["a"], "type", "veth",
-                        "peer", "name", "vb", "netns", self.ns["b"]], check=True)
-        for s, ns in self.ns.items():
-            mac, ip4, ip6 = SIDES[s]
-            sh(ns, "ip link set lo up && ip link set v{s} address {m} && "
-               "ip addr add {a}/24 dev v{s} && ip addr add {a6}/64 dev v{s} nodad && "
-               "ip link set v{s} up".format(s=s, m=mac, a=ip4, a6=ip6))
-
-    def close(self):
-        for n in self.ns.values():
-            subprocess.run(["ip", "netns", "del", n], capture_output=True)
-
-
 def port_section(side, extra=""):
-    _, ip4, ip6 = SIDES[side]
+    _, ip4, ip6 = test_host.SIDES[side]
     return "[port 0]\nipv4 = %s\nipv6 = %s\nmtu = 1024\n%s" % (ip4, ip6, extra)
 
 
@@ -74,7 +55,8 @@ class XdpTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="mwp-xdp-")
-        cls.net = Net("%s%d" % (cls.tag, os.getpid()))
+        # the kernel holds both ends' addresses: no side is kept off
+        cls.net = test_host.Net("x%s%d" % (cls.tag, os.getpid()), (), cls.tmp)
         cls.ns = cls.net.ns
 
     @classmethod
@@ -93,29 +75,12 @@ class XdpTest(unittest.TestCase):
                                 text=True, env=e)
 
     def finish(self, p, timeout=90):
-        try:
-            return p.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stacks = hung_state(p.pid)
-            p.kill()
-            out, err = p.communicate()
-            self.fail("hung:\n%s\n%s\n%s" % (out, err, stacks))
+        return finish(self, p, timeout)
 
-    def pair(self, argv_srv, argv_cli, timeout=120):
+    def pair(self, argv_srv, argv_cli, during=None):
         """Server on a, client on b (to 10.5.0.1): both outputs."""
-        srv = self.program("a", argv_srv)
-        try:
-            time.sleep(1)
-            cli = self.program("b", argv_cli)
-            cout, cerr = self.finish(cli, timeout)
-            sout, serr = self.finish(srv, 30)
-        finally:
-            if srv.poll() is None:
-                srv.kill()
-                srv.communicate()
-        self.assertEqual(cli.returncode, 0, cout + cerr + "\n-- server:\n" + sout + serr)
-        self.assertEqual(srv.returncode, 0, sout + serr)
-        return cout, cerr, sout, serr
+        return server_client(self, self.program, argv_srv, argv_cli,
+                             lambda: time.sleep(1), during)
 
     def assert_split(self, err, roce_at_least):
         """The device's counters: RoCE went to mwpath, nothing else did,
@@ -134,35 +99,9 @@ class Devices(XdpTest):
 
     def test_perftest_exchanges_over_tcp_on_the_rdma_address_while_ping_and_tcp_go_on(self):
         bw = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", "4096", "-n", "20000"]
-        srv = self.program("a", bw)
-        try:
-            time.sleep(1)
-            cli = self.program("b", bw + ["10.5.0.1"])
-            pings = {}
-
-            def pinger(frm, to):
-                pings[frm] = ping(self.ns[frm], to, 20)
-            ts = [threading.Thread(target=pinger, args=a) for a in (("a", "10.5.0.2"),
-                                                                     ("b", "10.5.0.1"))]
-            for t in ts:
-                t.start()
-            echo = tcp_echo_server(self.ns["a"], "10.5.0.1", 7003)
-            self.assertEqual(tcp_ask(self.ns["b"], "10.5.0.1", 7003), "HELLO")
-            echo.wait(timeout=10)
-            for t in ts:
-                t.join()
-            cout, cerr = self.finish(cli, 120)
-            sout, serr = self.finish(srv)
-        finally:
-            if srv.poll() is None:
-                srv.kill()
-                srv.communicate()
-        self.assertEqual(cli.returncode, 0, cout + cerr)
-        self.assertEqual(srv.returncode, 0, sout + serr)
+        cout, cerr, sout, serr = self.pair(bw, bw + ["10.5.0.1"],
+                                           lambda: Alongside(self, self.ns, 7003).check())
         self.assertRegex(cout, r"\n\s*4096\s+20000\s")
-        for rc, out in pings.values():
-            self.assertEqual(rc, 0, out)
-            self.assertNotIn("DUP", out)
         # 20000 WRITEs of 4 frames (path MTU 1024) to the server's mwpath;
         # perftest's TCP, the pings and the service to its kernel
         st = self.assert_split(serr, 80000)
@@ -186,11 +125,10 @@ class Devices(XdpTest):
             self.assert_split(cerr, 100)
 
     def test_fi_pingpong_over_verbs_datagrams_and_rdm(self):
-        for argv in (["-p", "verbs"], ["-p", "verbs;ofi_rxd", "-e", "rdm"]):
-            pp = ["fi_pingpong"] + argv + ["-I", "1000", "-S", "64"]
+        for argv in FI_PINGPONGS:
+            pp = fi_pingpong_argv(argv)
             cout, cerr, sout, serr = self.pair(pp, pp + ["10.5.0.1"])
-            for out in (cout, sout):
-                self.assertRegex(out, r"\n64\s+1k\s+=1k\s", out)
+            check_fi_pingpong(self, cout, sout)
             self.assert_split(cerr, 1000)
 
     def test_the_kernel_resolves_the_cms_peer_with_empty_neighbour_tables(self):
@@ -250,20 +188,11 @@ class App(XdpTest):
             def ip4(dst, proto=0x11, rest=b""):
                 return me + src + b"\x08\x00" + bytes.fromhex(
                     "4500002e00004000%02x0000" % (0x40 << 8 | proto) + "0a050002" + dst) + rest
-            frames = [me + src + b"\x08\x00",				# a bare header
-                      bytes.fromhex("0180c200000e") + src + b"\x88\xcc" + b"\0" * 46,
-                      ip4("0a050001", 0x06, b"\0" * 20),		# TCP, no port
-                      me + src + b"\x08\x00" + b"\x4f\0\0\x10" + b"\0" * 40,
-                      ip4("0a050063", 0x11, udp + b"\xff" * 18),	# RoCE, not ours
-                      ip4("0a050001", 0x11, udp + b"\xff" * 18),	# RoCE, garbage
-                      me + src + b"\x08\x00" + os.urandom(1400),
-                      me + src + b"\x81\x00\x00\x05\x08\x06" + b"\0" * 28,
-                      me + src + b"\x88\xa8\x00\x05\x81\x00\x00\x06\x08\x00" + b"\0" * 40]
-            code = ("import socket,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\n"
-                    "s.bind(('vb',0))\nfor h in sys.argv[1:]:\n"
-                    "    for _ in range(20): s.send(bytes.fromhex(h))\n")
-            subprocess.run(["ip", "netns", "exec", self.ns["b"], sys.executable, "-c", code]
-                           + [f.hex() for f in frames], check=True)
+            frames = odd_frames(me, src) + [
+                ip4("0a050001", 0x06, b"\0" * 20),		# TCP, no port
+                ip4("0a050063", 0x11, udp + b"\xff" * 18),	# RoCE, not ours
+                ip4("0a050001", 0x11, udp + b"\xff" * 18)]	# RoCE, garbage
+            send_raw(self.ns["b"], "vb", frames)
             rc, out = ping(self.ns["b"], "10.5.0.1", 3)
             self.assertEqual(rc, 0, out)
             self.assertNotIn("DUP", out)
