@@ -109,6 +109,12 @@ class Devices(XdpTest):
         self.assertGreater(st["xdp_to_kernel"], 40, serr)
         self.assert_split(cerr, 100)
 
+    def test_pingpong_exchanges_over_tcp_on_the_rdma_address(self):
+        pp = ["ibv_rc_pingpong", "-d", "mwpath0", "-g", "0", "-n", "2000"]
+        cout, cerr, sout, serr = self.pair(pp, pp + ["10.5.0.1"])
+        self.assertIn("2000 iters", cout)
+        self.assert_split(cerr, 2000)
+
     def test_qperf_reaches_the_rdma_address_over_tcp_then_connects_through_the_cm(self):
         for test, want in (("rc_bw", r"bw\s+=\s+[\d.]+ [MG]B/sec"),
                            ("rc_lat", r"latency\s+=\s+[\d.]+ us")):
