@@ -12,6 +12,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/bpf.h>
 #include <linux/neighbour.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -40,6 +41,9 @@
 #include "mwp_pmd.h"
 
 #define XDP_DRIVER "net_af_xdp"
+/* a frame, the PMD's headroom and the kernel's fit one page (a umem
+ * chunk is at most a page) */
+#define MWP_XDP_MAX_MTU 2048
 #define ADDRS_MAP "mwp_addrs"
 #define STATS_MAP "mwp_stats"
 /* how often the thread looks for probes when the kernel is quiet */
@@ -198,6 +202,11 @@ mwp_xdp_port_conf(uint16_t port_id, struct mwp_port_conf *pc, char *err, size_t 
 		snprintf(err, errlen, "on net_af_xdp the port needs an address (ipv4, ipv6): the XDP program takes RoCE for its addresses only");
 		return -EINVAL;
 	}
+	if (pc->mtu > MWP_XDP_MAX_MTU) {
+		snprintf(err, errlen, "mtu %u: net_af_xdp carries frames of up to a page, a RoCE path MTU of up to %u",
+			 pc->mtu, MWP_XDP_MAX_MTU);
+		return -EINVAL;
+	}
 	pc->kernel_neigh = true;
 	return 0;
 }
@@ -213,10 +222,13 @@ struct rte_mempool *
 mwp_xdp_pool_create(const char *name, unsigned int n, unsigned int cache, uint16_t room,
 		    int socket)
 {
-	struct rte_pktmbuf_pool_private priv = {
-		.mbuf_data_room_size = room, .mbuf_priv_size = 0,
-	};
+	struct rte_pktmbuf_pool_private priv = { .mbuf_priv_size = 0 };
 	struct rte_mempool *mp;
+
+	/* the kernel writes a frame XDP_PACKET_HEADROOM into the buffer
+	 * the PMD gives it, past the mbuf's own headroom */
+	room = (uint16_t)(room + XDP_PACKET_HEADROOM);
+	priv.mbuf_data_room_size = room;
 
 	mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) + room, cache,
 				      sizeof(priv), socket, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
@@ -598,6 +610,31 @@ mwp_xdp_counts(const struct mwp_xdp *x, uint64_t c[MWP_XDP_NB_COUNTS])
 }
 #endif
 
+/* The kernel interface's MTU carries the port's largest RoCE frame?  It
+ * is the kernel's link: the PMD does not change it, and a frame above it
+ * is dropped on the way out. */
+static int
+link_mtu_check(const char *ifname, const struct mwp_port_conf *pc, char *err, size_t errlen)
+{
+	const unsigned int need = pc->mtu + MWP_IP_OVERHEAD;
+	unsigned int mtu = 0;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
+	f = fopen(path, "r");
+	if (f == NULL || fscanf(f, "%u", &mtu) != 1)
+		mtu = 0;
+	if (f != NULL)
+		fclose(f);
+	if (mtu != 0 && mtu < need) {
+		snprintf(err, errlen, "%s's MTU is %u and the RoCE path MTU %u needs %u: raise it (ip link set dev %s mtu %u) or lower the port's mtu",
+			 ifname, mtu, pc->mtu, need, ifname, need);
+		return -EMSGSIZE;
+	}
+	return 0;
+}
+
 int
 mwp_xdp_start(struct mwp_xdp *x, uint16_t port_id, struct mwp_port *port, char *err,
 	      size_t errlen)
@@ -614,7 +651,9 @@ mwp_xdp_start(struct mwp_xdp *x, uint16_t port_id, struct mwp_port *port, char *
 		return -ENODEV;
 	}
 	x->ifindex = (int)info.if_index;
-	ret = mwp_host_check(x->ifname, &port->conf, false, err, errlen);
+	ret = link_mtu_check(x->ifname, &port->conf, err, errlen);
+	if (ret == 0)
+		ret = mwp_host_check(x->ifname, &port->conf, false, err, errlen);
 	if (ret == 0)
 		ret = maps_open(x, &port->conf, err, errlen);
 	if (ret == 0) {

@@ -51,6 +51,7 @@ def port_section(side, extra=""):
 
 class XdpTest(unittest.TestCase):
     tag = "x"
+    mtu = 1024
 
     @classmethod
     def setUpClass(cls):
@@ -67,7 +68,7 @@ class XdpTest(unittest.TestCase):
         path = os.path.join(self.tmp, "dev-%s.ini" % side)
         with open(path, "w") as f:
             f.write("[device 0]\neal = %s\nprogress = thread\n\n" % (EAL % ("v" + side)))
-            f.write(port_section(side, extra))
+            f.write(port_section(side, extra).replace("mtu = 1024", "mtu = %d" % self.mtu))
         e = tool_env(BUILD)
         e.update(env or {})
         return subprocess.Popen(["ip", "netns", "exec", self.ns[side], RUN, "-c", path, "--"]
@@ -108,6 +109,24 @@ class Devices(XdpTest):
         self.assertGreaterEqual(st["accepted"], 80000, serr)
         self.assertGreater(st["xdp_to_kernel"], 40, serr)
         self.assert_split(cerr, 100)
+
+    def test_a_path_mtu_of_2048_on_a_link_that_carries_it(self):
+        for ns in self.ns.values():
+            sh(ns, "ip link set dev va mtu 2144 2>/dev/null; ip link set dev vb mtu 2144 "
+               "2>/dev/null; true")
+        try:
+            bw = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", "65536", "-n", "500"]
+            self.mtu = 2048
+            cout, cerr, sout, serr = self.pair(bw, bw + ["10.5.0.1"])
+        finally:
+            self.mtu = 1024
+            for ns in self.ns.values():
+                sh(ns, "ip link set dev va mtu 1500 2>/dev/null; ip link set dev vb mtu 1500 "
+                   "2>/dev/null; true")
+        self.assertRegex(cout, r"\n\s*65536\s+500\s")
+        # 500 WRITEs of 32 frames of 2048 bytes, none missed
+        st = self.assert_split(serr, 16000)
+        self.assertEqual(st["imissed"], 0, serr)
 
     def test_pingpong_exchanges_over_tcp_on_the_rdma_address(self):
         pp = ["ibv_rc_pingpong", "-d", "mwpath0", "-g", "0", "-n", "2000"]
@@ -235,6 +254,20 @@ class App(XdpTest):
     def test_a_mac_that_is_not_the_interfaces_is_refused(self):
         out = self.refused("mac = 02:00:00:00:99:99\n")
         self.assertIn("mac 02:00:00:00:99:99 is not the interface's (02:00:00:00:5A:01)", out)
+
+    def test_a_path_mtu_the_link_or_the_pmd_cannot_carry_is_refused(self):
+        path = os.path.join(self.tmp, "app-mtu.ini")
+        for mtu, want in ((2048, "va's MTU is 1500 and the RoCE path MTU 2048 needs 2144: "
+                                 "raise it (ip link set dev va mtu 2144)"),
+                          (4096, "mtu 4096: net_af_xdp carries frames of up to a page")):
+            with open(path, "w") as f:
+                f.write(port_section("a").replace("mtu = 1024", "mtu = %d" % mtu))
+            p = subprocess.run(["ip", "netns", "exec", self.ns["a"], MWPATH]
+                               + (EAL % "va").split() + ["-l", "0", "--", "-c", path],
+                               capture_output=True, text=True, timeout=60)
+            out = p.stdout + p.stderr
+            self.assertNotEqual(p.returncode, 0, out)
+            self.assertIn(want, out)
 
     def test_exception_tap_is_refused_on_a_kernel_interface(self):
         out = self.refused("exception = tap\n")
