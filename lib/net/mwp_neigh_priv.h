@@ -68,4 +68,14 @@ void mwp_neigh_learn(struct mwp_neigh_table *t, const uint8_t ip[16],
 		     const struct rte_ether_addr *mac, bool solicited, bool override,
 		     uint64_t now);
 
+struct mwp_port;
+
+/**
+ * Queue a probe of ip on the port's asks for mwp_port_neigh_asked's
+ * caller (broadcast, or to unicast); a full queue drops it, and the table
+ * asks again.  Any thread.
+ */
+void mwp_port_neigh_queue(struct mwp_port *port, const uint8_t ip[16],
+			  const struct rte_ether_addr *unicast);
+
 #endif /* MWP_NEIGH_PRIV_H */

@@ -247,13 +247,6 @@ enum mwp_neigh_res mwp_port_neigh_ask(struct mwp_port *port, const uint8_t ip[16
 				      uint64_t now, struct rte_ether_addr *mac);
 
 /**
- * Queue a probe of ip for mwp_port_neigh_asked's caller (broadcast, or to
- * unicast); a full queue drops it, and the table asks again.  Any thread.
- */
-void mwp_port_neigh_queue(struct mwp_port *port, const uint8_t ip[16],
-			  const struct rte_ether_addr *unicast);
-
-/**
  * Take up to n probes asked for (mwp_port_neigh_ask, and with
  * conf.kernel_neigh every probe); a queue's poll loop sends them, or with
  * conf.kernel_neigh the thread that asks the kernel.  Any one of them
