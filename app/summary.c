@@ -202,9 +202,9 @@ app_print_summary(FILE *out, const struct app_run *run)
 				"xdp", c[MWP_XDP_TO_MWPATH], run->xdps[pid].ifname,
 				c[MWP_XDP_TO_KERNEL], c[MWP_XDP_NOT_OURS], c[MWP_XDP_NO_SOCKET]);
 			fprintf(out, "  %-22s %12" PRIu64 "  asked of the kernel; %" PRIu64
-				" answers learned\n", "neighbours",
+				" reports from it\n", "neighbours",
 				__atomic_load_n(&run->xdps[pid].asked, __ATOMIC_RELAXED),
-				__atomic_load_n(&run->xdps[pid].learned, __ATOMIC_RELAXED));
+				__atomic_load_n(&run->xdps[pid].reports, __ATOMIC_RELAXED));
 		}
 		fprintf(out, "  %-22s %12" PRIu64 "\n", "dropped", dropped);
 		for (unsigned int d = 1; d < MWP_DROP__MAX; d++)

@@ -166,7 +166,8 @@ struct mwp_xdp {
 	bool running;			/**< the thread runs */
 	bool stop;			/**< it is to end */
 	uint64_t asked;			/**< probes handed to the kernel */
-	uint64_t learned;		/**< neighbours the kernel told of */
+	uint64_t reports;		/**< usable neighbour entries the kernel
+					 *   reported (events, dump, answers) */
 };
 
 /**

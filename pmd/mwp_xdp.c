@@ -76,8 +76,7 @@ with_prog(const char *prefix, const char *arg)
 {
 	char *s;
 
-	if (asprintf(&s, "%s%s%sxdp_prog=%s", prefix, arg, strchr(arg, ',') ? "," : ",",
-		     mwp_xdp_prog()) < 0)
+	if (asprintf(&s, "%s%s,xdp_prog=%s", prefix, arg, mwp_xdp_prog()) < 0)
 		return NULL;
 	return s;
 }
@@ -300,7 +299,9 @@ ask_kernel(struct mwp_xdp *x, const struct mwp_port_ask *a)
 	__atomic_fetch_add(&x->asked, 1, __ATOMIC_RELAXED);
 }
 
-/* One neighbour message: learn what a usable entry on our interface says. */
+/* One neighbour message: what a usable entry on our interface says, for
+ * the port's table -- which takes it for an address it asked about or
+ * knows, and ignores the rest (a busy link's neighbours do not fill it). */
 static void
 neigh_msg(struct mwp_xdp *x, const struct nlmsghdr *nh)
 {
@@ -338,7 +339,7 @@ neigh_msg(struct mwp_xdp *x, const struct nlmsghdr *nh)
 		return;
 	}
 	mwp_port_neigh_learn(x->port, ip, (const struct rte_ether_addr *)ll, rte_rdtsc());
-	__atomic_fetch_add(&x->learned, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&x->reports, 1, __ATOMIC_RELAXED);
 }
 
 /* Everything readable on a netlink socket. */
@@ -359,20 +360,6 @@ nl_read(struct mwp_xdp *x, int fd)
 	}
 }
 
-static void
-dump_neigh(struct mwp_xdp *x)
-{
-	struct nl_req r;
-
-	memset(&r, 0, sizeof(r));
-	r.nh.nlmsg_len = NLMSG_LENGTH(sizeof(r.nd));
-	r.nh.nlmsg_type = RTM_GETNEIGH;
-	r.nh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	r.nh.nlmsg_seq = ++x->seq;
-	r.nd.ndm_family = AF_UNSPEC;
-	nl_send(x->nl_req, &r);
-}
-
 static void *
 neigh_thread(void *arg)
 {
@@ -383,7 +370,6 @@ neigh_thread(void *arg)
 		{ .fd = x->wake, .events = POLLIN },
 	};
 
-	dump_neigh(x);
 	while (!__atomic_load_n(&x->stop, __ATOMIC_ACQUIRE)) {
 		struct mwp_port_ask a[16];
 		unsigned int n;

@@ -293,10 +293,10 @@ print_stats(const struct mwp_ibv_dev *d)
 		n += snprintf(line + n, sizeof(line) - (size_t)n, " xdp_to_mwpath %" PRIu64
 			      " xdp_to_kernel %" PRIu64 " xdp_not_ours %" PRIu64
 			      " xdp_no_socket %" PRIu64 " neigh_asked %" PRIu64
-			      " neigh_learned %" PRIu64, c[MWP_XDP_TO_MWPATH],
+			      " neigh_reports %" PRIu64, c[MWP_XDP_TO_MWPATH],
 			      c[MWP_XDP_TO_KERNEL], c[MWP_XDP_NOT_OURS], c[MWP_XDP_NO_SOCKET],
 			      __atomic_load_n(&d->xdp.asked, __ATOMIC_RELAXED),
-			      __atomic_load_n(&d->xdp.learned, __ATOMIC_RELAXED));
+			      __atomic_load_n(&d->xdp.reports, __ATOMIC_RELAXED));
 	}
 	n = RTE_MIN(n, (int)sizeof(line) - 2);
 	line[n++] = '\n';
