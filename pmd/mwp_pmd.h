@@ -232,7 +232,8 @@ int mwp_xdp_port_conf(uint16_t port_id, struct mwp_port_conf *pc, char *err, siz
 int mwp_xdp_start(struct mwp_xdp *x, uint16_t port_id, struct mwp_port *port, char *err,
 		  size_t errlen);
 
-/** Stop the thread and let go of the maps (the PMD unloads the program). */
+/** Stop the thread and let go of the maps (the PMD unloads the program);
+ *  nothing for an x never started (all zeros) or stopped already. */
 void mwp_xdp_stop(struct mwp_xdp *x);
 
 /** Is x started? */

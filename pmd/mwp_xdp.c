@@ -660,6 +660,8 @@ mwp_xdp_start(struct mwp_xdp *x, uint16_t port_id, struct mwp_port *port, char *
 void
 mwp_xdp_stop(struct mwp_xdp *x)
 {
+	if (x->port == NULL)
+		return;		/* never started (all zeros), or stopped */
 	if (x->running) {
 		const uint64_t one = 1;
 
@@ -679,4 +681,5 @@ mwp_xdp_stop(struct mwp_xdp *x)
 	if (x->wake >= 0)
 		close(x->wake);
 	x->addrs_fd = x->stats_fd = x->nl_ev = x->nl_req = x->wake = -1;
+	x->port = NULL;
 }
