@@ -328,6 +328,8 @@ main(int argc, char **argv)
 		eal_argc = sep;
 		eal_argv = argv;
 	}
+	if (app_options_check_eal(eal_argc, eal_argv) != 0)
+		return EXIT_USAGE;
 	/* a net_af_xdp vdev gets mwpath's XDP program unless it names one */
 	{
 		char err[256];
@@ -337,8 +339,6 @@ main(int argc, char **argv)
 			return EXIT_FAILURE;
 		}
 	}
-	if (app_options_check_eal(eal_argc, eal_argv) != 0)
-		return EXIT_USAGE;
 	ret = rte_eal_init(eal_argc, xdp_argv);
 	mwp_xdp_eal_args_free(eal_argc, xdp_argv);
 	if (ret < 0) {
