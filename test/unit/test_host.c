@@ -241,9 +241,26 @@ Test(host, frames_for_the_host_are_held_until_taken)
 	in[1] = lldp();
 	wire_feed(in, 2);
 	cr_expect_eq(wire.st.host, 2);
-	/* held by the queue, not freed with the burst (mwp_queue_free frees
-	 * what is left; no test here watches that) */
+	/* held by the queue, not freed with the burst */
 	cr_expect_eq(rte_mempool_avail_count(test_mp), pool_avail - 2);
+}
+
+Test(host, a_queue_freed_with_frames_for_the_host_frees_them)
+{
+	struct rte_mbuf *in[2];
+
+	host_setup(true);
+	in[0] = ip4(OUR_HW, 6, 0, 22);
+	in[1] = lldp();
+	wire_feed(in, 2);
+	cr_assert_eq(rte_mempool_avail_count(test_mp), pool_avail - 2);
+	mwp_engine_stop(wire.eng);
+	mwp_queue_free(wire.q);
+	cr_expect_eq(rte_mempool_avail_count(test_mp), pool_avail, "frames left behind");
+	/* a queue again, for the teardown */
+	wire.q = mwp_queue_create(wire.eng, wire.port, 0, &wire.st);
+	cr_assert_not_null(wire.q);
+	mwp_engine_start(wire.eng);
 }
 
 Test(host, without_it_the_port_answers_and_drops_as_before)
