@@ -38,6 +38,10 @@ from congestion import tool_env  # noqa: E402
 MWPATH = os.path.join(BUILD, "app", "mwpath")
 RUN = os.path.join(BUILD, "provider", "mwpath-run")
 EAL = "--no-huge --no-pci --no-shconf -m 512 --vdev=net_af_xdp0,iface=%s"
+# where the servers wait for their clients (TCP)
+PERFTEST_PORT = 18515		# ib_write_bw, ibv_rc_pingpong
+QPERF_PORT = 19765
+FI_PINGPONG_PORT = 47592
 FOREIGN = """#include <linux/bpf.h>
 __attribute__((section("xdp"), used)) int pass(struct xdp_md *c) { (void)c; return XDP_PASS; }
 char _license[] __attribute__((section("license"), used)) = "GPL";
@@ -78,10 +82,25 @@ class XdpTest(unittest.TestCase):
     def finish(self, p, timeout=90):
         return finish(self, p, timeout)
 
-    def pair(self, argv_srv, argv_cli, during=None):
+    def wait_server(self, tcp_port=None, timeout=30):
+        """Until side a's server listens on tcp_port, or (a server reached
+        through the CM alone) until its device has put mwpath's program
+        on va, and a moment for its listener."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if tcp_port is not None:
+                if sh(self.ns["a"], "ss -Hltn 'sport = :%d'" % tcp_port).stdout.strip():
+                    return
+            elif "prog/xdp" in sh(self.ns["a"], "ip link show va").stdout:
+                time.sleep(0.5)
+                return
+            time.sleep(0.05)
+        self.fail("the server did not start in %d s" % timeout)
+
+    def pair(self, argv_srv, argv_cli, tcp_port, during=None):
         """Server on a, client on b (to 10.5.0.1): both outputs."""
         return server_client(self, self.program, argv_srv, argv_cli,
-                             lambda: time.sleep(1), during)
+                             lambda: self.wait_server(tcp_port), during)
 
     def assert_split(self, err, roce_at_least):
         """The device's counters: RoCE went to mwpath, nothing else did,
@@ -100,7 +119,7 @@ class Devices(XdpTest):
 
     def test_perftest_exchanges_over_tcp_on_the_rdma_address_while_ping_and_tcp_go_on(self):
         bw = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", "4096", "-n", "20000"]
-        cout, cerr, sout, serr = self.pair(bw, bw + ["10.5.0.1"],
+        cout, cerr, sout, serr = self.pair(bw, bw + ["10.5.0.1"], PERFTEST_PORT,
                                            lambda: Alongside(self, self.ns, 7003).check())
         self.assertRegex(cout, r"\n\s*4096\s+20000\s")
         # 20000 WRITEs of 4 frames (path MTU 1024) to the server's mwpath;
@@ -117,7 +136,7 @@ class Devices(XdpTest):
         try:
             bw = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", "65536", "-n", "500"]
             self.mtu = 2048
-            cout, cerr, sout, serr = self.pair(bw, bw + ["10.5.0.1"])
+            cout, cerr, sout, serr = self.pair(bw, bw + ["10.5.0.1"], PERFTEST_PORT)
         finally:
             self.mtu = 1024
             for ns in self.ns.values():
@@ -130,7 +149,7 @@ class Devices(XdpTest):
 
     def test_pingpong_exchanges_over_tcp_on_the_rdma_address(self):
         pp = ["ibv_rc_pingpong", "-d", "mwpath0", "-g", "0", "-n", "2000"]
-        cout, cerr, sout, serr = self.pair(pp, pp + ["10.5.0.1"])
+        cout, cerr, sout, serr = self.pair(pp, pp + ["10.5.0.1"], PERFTEST_PORT)
         self.assertIn("2000 iters", cout)
         self.assert_split(cerr, 2000)
 
@@ -139,7 +158,7 @@ class Devices(XdpTest):
                            ("rc_lat", r"latency\s+=\s+[\d.]+ us")):
             srv = self.program("a", ["qperf"])
             try:
-                time.sleep(0.5)
+                self.wait_server(QPERF_PORT)
                 cli = self.program("b", ["qperf", "10.5.0.1", "-cm1", "-t", "2", test])
                 cout, cerr = self.finish(cli, 120)
             finally:
@@ -152,7 +171,7 @@ class Devices(XdpTest):
     def test_fi_pingpong_over_verbs_datagrams_and_rdm(self):
         for argv in FI_PINGPONGS:
             pp = fi_pingpong_argv(argv)
-            cout, cerr, sout, serr = self.pair(pp, pp + ["10.5.0.1"])
+            cout, cerr, sout, serr = self.pair(pp, pp + ["10.5.0.1"], FI_PINGPONG_PORT)
             check_fi_pingpong(self, cout, sout)
             self.assert_split(cerr, 1000)
 
@@ -160,7 +179,7 @@ class Devices(XdpTest):
         for ns in self.ns.values():
             sh(ns, "ip neigh flush all")
         rp = ["rping", "-C", "100", "-V", "-a", "10.5.0.1"]
-        cout, cerr, sout, serr = self.pair(rp + ["-s"], rp + ["-c"])
+        cout, cerr, sout, serr = self.pair(rp + ["-s"], rp + ["-c"], None)
         st = self.assert_split(cerr, 100)
         self.assertGreaterEqual(st["neigh_asked"], 1, cerr)
         self.assertGreaterEqual(st["neigh_reports"], 1, cerr)
