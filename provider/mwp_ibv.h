@@ -77,6 +77,13 @@ struct mwp_ibv_dev {
 	} reported[MWP_IBV_REPORTED];
 	pthread_mutex_t poll;		/* one poller at a time */
 	uint64_t app_poll_tsc;		/* when the program last polled a CQ */
+	/* the progress thread stands aside longer than APP_ACTIVE_US (a
+	 * futex wait on aside_kick) while the program keeps polling; a
+	 * program about to stop polling wakes it (mwp_ibv_app_waits) */
+	uint32_t aside_long;
+	uint32_t aside_kick;
+	uint64_t asides_long;		/* long stand-asides begun (MWPATH_STATS) */
+	uint64_t asides_ended;		/* ... of them ended by mwp_ibv_app_waits */
 	/* the port's connection manager (QP1) and the thread that runs it */
 	bool cm_on;			/* the port has an address, not cm = off */
 	struct mwp_cm *cm;
@@ -192,6 +199,11 @@ void mwp_ibv_async(struct ibv_context *ctx, const struct ibv_async_event *ev, vo
 /** The program polls a CQ: the datapath's turn (mwp_ibv_progress), and
  *  the progress thread stays out of its way while it keeps polling. */
 unsigned int mwp_ibv_app_poll(struct mwp_ibv_dev *d);
+
+/** The program may stop polling soon (it armed a CQ, or waits for a
+ *  completion event): the progress thread, if it stands aside longer
+ *  than its first look, looks again now and starts over. */
+void mwp_ibv_app_waits(struct mwp_ibv_dev *d);
 
 /**
  * Before an object with asynchronous events (a QP, CQ or SRQ of d's) is

@@ -174,6 +174,8 @@ ibv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq, void **cq_cont
 		 * wait for a signal polls it */
 		if (mwp_ibv_ctx_dev(ch->context)->conf.progress == APP_PROGRESS_CALLS)
 			mwp_ibv_wait_polling(mwp_ibv_ctx_dev(ch->context), ch->fd);
+		else	/* the progress thread serves it while it waits */
+			mwp_ibv_app_waits(mwp_ibv_ctx_dev(ch->context));
 		/* one signal (semaphore mode); EAGAIN if the program made
 		 * the fd non-blocking and none is there */
 		if (read(ch->fd, &n, sizeof(n)) != sizeof(n))

@@ -109,6 +109,19 @@ poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 	return lib_poll_cq(cq, n, wc);
 }
 
+/* req_notify_cq of mwpath's contexts: a program that arms a CQ is about
+ * to wait for its event, so the progress thread stands aside no longer */
+static int (*lib_req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+
+static int
+req_notify_cq(struct ibv_cq *cq, int solicited_only)
+{
+	int ret = lib_req_notify_cq(cq, solicited_only);
+
+	mwp_ibv_app_waits(mwp_ibv_ctx_dev(cq->context));
+	return ret;
+}
+
 struct ibv_context *
 ibv_open_device(struct ibv_device *dev)
 {
@@ -123,6 +136,8 @@ ibv_open_device(struct ibv_device *dev)
 
 		lib_poll_cq = ctx->ops.poll_cq;
 		ctx->ops.poll_cq = poll_cq;
+		lib_req_notify_cq = ctx->ops.req_notify_cq;
+		ctx->ops.req_notify_cq = req_notify_cq;
 		v->query_port = ext_query_port;
 		v->query_device_ex = ext_query_device;
 		v->create_srq_ex = mwp_ibv_create_srq_ex;

@@ -283,6 +283,25 @@ class Device(unittest.TestCase):
                     self.assertIsNotNone(m, r.stdout)
                     self.assertGreater(float(m.group(1)), 0)
 
+    def test_a_program_that_stops_polling_to_wait_for_an_event_ends_the_threads_long_wait(self):
+        """While a program polls its CQ without pause, the progress thread
+        stands aside ever longer (up to 1 ms a look); when the program arms
+        a CQ and sleeps in ibv_get_cq_event, that wait ends and the thread
+        runs the datapath (test/verbs/aside_check.c: three rounds of 40 ms
+        of polled WRITEs, then a SEND into the armed CQ).  The counters of
+        MWPATH_STATS say both happened; without mwp_ibv_app_waits the
+        event still comes, a millisecond later, and asides_ended is 0."""
+        exe = os.path.join(BUILD, "test", "verbs", "aside_check")
+        env = dict(ENV, MWPATH_STATS="1")
+        r = subprocess.run([RUN, "-c", self.cfg, "--", exe, "mwpath0"], capture_output=True,
+                           text=True, timeout=TOOL_TIMEOUT, env=env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("ok 3", r.stdout)
+        m = re.search(r"asides_long (\d+) asides_ended (\d+)", r.stderr)
+        self.assertIsNotNone(m, r.stderr)
+        self.assertGreater(int(m.group(1)), 0, r.stderr)
+        self.assertGreaterEqual(int(m.group(2)), 1, r.stderr)
+
     def test_progress_on_an_lcore_of_its_own(self):
         """progress = lcore: an EAL worker lcore polls; QPs are attached
         with it stopped and started again.  Without a worker: one line."""
