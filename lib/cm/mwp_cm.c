@@ -16,6 +16,7 @@
 #include "mwp_cm_priv.h"
 #include "mwp_errno.h"
 #include "mwp_port.h"
+#include "mwp_verbs.h"
 
 /* The EUI-64 of a MAC, as rxe makes its node GUID of a netdev's. */
 static uint64_t
@@ -155,6 +156,7 @@ mwp_cm_progress(struct mwp_cm *cm, uint64_t now)
 	unsigned int n;
 
 	pthread_mutex_lock(&cm->lock);
+	cm->sleep_until = 0;
 	cm->now = now;
 	cm_gsi_poll(cm->gsi, 256, rx_mad, cm);
 	timers(cm);
@@ -167,6 +169,54 @@ int
 mwp_cm_fd(const struct mwp_cm *cm)
 {
 	return cm->efd;
+}
+
+/* QP1's CQ signalled (the engine's thread): wake the sleeping caller.
+ * No lock: the function is set before QP1's CQ is armed. */
+static void
+qp1_signal(struct ibv_cq *cq, void *arg)
+{
+	struct mwp_cm *cm = arg;
+
+	RTE_SET_USED(cq);
+	cm->wake(cm->wake_arg);
+}
+
+void
+mwp_cm_set_wake(struct mwp_cm *cm, void (*fn)(void *arg), void *arg)
+{
+	pthread_mutex_lock(&cm->lock);
+	cm->wake = fn;
+	cm->wake_arg = arg;
+	mwp_cq_set_event(cm_gsi_cq(cm->gsi), fn != NULL ? qp1_signal : NULL, cm);
+	pthread_mutex_unlock(&cm->lock);
+}
+
+uint64_t
+mwp_cm_idle_until(struct mwp_cm *cm, uint64_t now)
+{
+	uint64_t until = 0;
+	uint32_t events;
+
+	pthread_mutex_lock(&cm->lock);
+	/* armed first, then polled: a MAD after the poll signals */
+	if (cm->wake != NULL && ibv_req_notify_cq(cm_gsi_cq(cm->gsi), 0) == 0) {
+		cm->now = now;
+		events = cm->ev_count;
+		if (cm_gsi_poll(cm->gsi, 256, rx_mad, cm) == 0) {
+			/* next_due exactly, not a bound left by a timer since
+			 * stopped (a scan of the ids: only before a sleep) */
+			cm->next_due = 0;
+			timers(cm);
+			/* MADs taken, or events of timers run: due now */
+			if (cm->ev_count == events && cm->next_due > now) {
+				until = cm->next_due;
+				cm->sleep_until = until;
+			}
+		}
+	}
+	pthread_mutex_unlock(&cm->lock);
+	return until;
 }
 
 int

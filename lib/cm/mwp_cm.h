@@ -73,6 +73,26 @@ unsigned int mwp_cm_progress(struct mwp_cm *cm, uint64_t now);
 /** An eventfd, readable while events wait (for poll/epoll). */
 int mwp_cm_fd(const struct mwp_cm *cm);
 
+/**
+ * How the thread that runs mwp_cm_progress() may sleep while the CM has
+ * nothing to do: fn(arg) is called when it has -- a MAD or a send's
+ * completion on QP1 (from the thread that delivers it: an engine's), or
+ * a timer set to expire before the sleep's end (from the thread that
+ * sets it) -- after mwp_cm_idle_until() and before the next
+ * mwp_cm_progress().  (Events come only of MADs and timers.)  fn must be short and must not block or call the
+ * CM.  Set it once, before the CM is used; NULL: none (the caller polls).
+ */
+void mwp_cm_set_wake(struct mwp_cm *cm, void (*fn)(void *arg), void *arg);
+
+/**
+ * Before the caller sleeps, after mwp_cm_progress(): QP1's next
+ * completion is to call the wake function, and the MADs that came since
+ * are taken.  Returns the TSC by which mwp_cm_progress() is due again
+ * (UINT64_MAX: no timer runs), or 0 if it is due now (MADs came, or no
+ * wake function is set).
+ */
+uint64_t mwp_cm_idle_until(struct mwp_cm *cm, uint64_t now);
+
 /** What a connection or SIDR's peer is and how to reach it. */
 struct mwp_cm_path {
 	union ibv_gid sgid;	/**< ours (IPv4-mapped for IPv4) */

@@ -87,6 +87,12 @@ qp_ready(struct ibv_qp *qp)
 	return mwp_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
+struct ibv_cq *
+cm_gsi_cq(const struct mwp_cm_gsi *g)
+{
+	return g->cq;
+}
+
 void
 cm_gsi_destroy(struct mwp_cm_gsi *g)
 {

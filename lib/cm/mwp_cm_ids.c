@@ -87,6 +87,7 @@ due(struct mwp_cm *cm, uint64_t deadline)
 {
 	if (deadline < cm->next_due)
 		cm->next_due = deadline;
+	cm_wake(cm, deadline);
 }
 
 void

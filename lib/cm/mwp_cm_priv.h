@@ -78,6 +78,11 @@ struct mwp_cm {
 	uint32_t tid_hi;	/* the TIDs we start: tid_hi << 32 | tid_seq++ */
 	uint32_t tid_seq;
 	uint64_t next_due;	/* no timer is due before this (TSC) */
+	/* the caller's sleep (mwp_cm_set_wake, mwp_cm_idle_until): until
+	 * when it sleeps (0: it is awake), and what wakes it */
+	uint64_t sleep_until;
+	void (*wake)(void *arg);
+	void *wake_arg;
 	uint32_t max_ids, nb_ids;
 	struct mwp_cm_id *ids;	/* max_ids slots; index = local id's low bits */
 	uint32_t id_bits;	/* log2 of the slots */
@@ -87,6 +92,17 @@ struct mwp_cm {
 	int efd;
 	struct mwp_cm_stats st;
 };
+
+/* The sleeping caller has work (a timer due before its sleep ends):
+ * wake it.  CM lock held. */
+static inline void
+cm_wake(struct mwp_cm *cm, uint64_t due)
+{
+	if (cm->wake != NULL && cm->sleep_until != 0 && due < cm->sleep_until) {
+		cm->sleep_until = 0;
+		cm->wake(cm->wake_arg);
+	}
+}
 
 /* ---- mwp_cm_gsi.c: QP1 ---- */
 
@@ -101,6 +117,8 @@ struct cm_rx {
 struct mwp_cm_gsi *cm_gsi_create(struct ibv_context *ctx, struct mwp_port *port,
 				 uint32_t recv_depth, uint32_t send_depth);
 void cm_gsi_destroy(struct mwp_cm_gsi *g);
+/* QP1's CQ (its receives' and sends' completions). */
+struct ibv_cq *cm_gsi_cq(const struct mwp_cm_gsi *g);
 /* Call fn for each MAD received (at most max), each receive posted again
  * after it; send completions reap their slots.  Returns the MADs. */
 unsigned int cm_gsi_poll(struct mwp_cm_gsi *g, unsigned int max,

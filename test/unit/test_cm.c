@@ -828,3 +828,77 @@ Test(cm, a_peers_huge_response_timeout_is_capped_at_137_seconds_a_try)
 	cr_expect_gt(ev.id->rt.interval, 0);
 	mwp_destroy_qp(q);
 }
+
+/* ---- the caller's sleep (mwp_cm_set_wake, mwp_cm_idle_until) ---- */
+
+static void
+count_wake(void *arg)
+{
+	(*(unsigned int *)arg)++;
+}
+
+/* h's frames to the other host, and what those answer at once, with no
+ * CM's progress on either side. */
+static void
+send_from(struct host *h)
+{
+	struct rte_mbuf *tx[64];
+	uint16_t n;
+
+	mwp_poll(h->ctx);
+	mwp_engine_run(h->eng, now);
+	n = mwp_queue_tx(h->q, tx, 64);
+	deliver(h == &A ? &B : &A, tx, n, h);
+}
+
+Test(cm, an_idle_cm_sleeps_until_its_next_timer_and_a_mad_or_a_sooner_timer_wakes_it)
+{
+	struct ibv_qp *qa = rc_qp(&A);
+	struct mwp_cm_path p = path_to(&A, &B);
+	struct mwp_cm_conn_param cp = { .qp_num = qa->qp_num, .qp_type = IBV_QPT_RC };
+	unsigned int wa = 0, wb = 0;
+	struct mwp_cm_event ev;
+	struct mwp_cm_id *id;
+	uint64_t until;
+
+	warm();
+	/* no wake function: the caller may not sleep */
+	cr_expect_eq(mwp_cm_idle_until(A.cm, now), 0);
+	mwp_cm_set_wake(A.cm, count_wake, &wa);
+	mwp_cm_set_wake(B.cm, count_wake, &wb);
+	/* nothing to do, no timer: as long as the caller likes */
+	cr_expect_eq(mwp_cm_idle_until(A.cm, now), UINT64_MAX);
+	cr_expect_eq(mwp_cm_idle_until(B.cm, now), UINT64_MAX);
+	cr_expect_eq(wa + wb, 0);
+
+	/* A's program connects while A's thread sleeps: the REQ's timer is
+	 * sooner than the sleep's end */
+	cr_assert_eq(mwp_cm_connect(A.cm, SID, &p, &cp, NULL, &id), 0);
+	cr_expect_eq(wa, 1);
+	mwp_cm_progress(A.cm, now);
+	until = mwp_cm_idle_until(A.cm, now);
+	cr_expect(until > now && until < UINT64_MAX, "until the REQ's retry");
+	cr_expect_eq(until, id->rt.deadline);
+
+	/* the REQ reaches B's QP1: its completion wakes B, once */
+	send_from(&A);
+	cr_expect_eq(wb, 1);
+	cr_expect_eq(stats(&B).rx_by_attr[0], 0, "not taken yet");
+	/* a MAD that came since the last pass: due now */
+	cr_expect_eq(mwp_cm_idle_until(B.cm, now), 0);
+	cr_expect_eq(stats(&B).rx_by_attr[0], 1, "taken by the look");
+	mwp_cm_progress(B.cm, now);
+	cr_expect_eq(mwp_cm_idle_until(B.cm, now), UINT64_MAX);
+	cr_expect_eq(wb, 1);
+
+	/* B's REJ (nobody listens) reaches A: A wakes, and its event */
+	send_from(&B);
+	cr_expect_eq(wa, 2);
+	expect_event(&A, MWP_CM_REJ_RECEIVED, &ev);
+	cr_expect_eq(ev.id, id);
+	cr_expect_eq(mwp_cm_destroy_id(id), 0);
+	mwp_cm_set_wake(A.cm, NULL, NULL);
+	mwp_cm_set_wake(B.cm, NULL, NULL);
+	cr_expect_eq(mwp_cm_idle_until(A.cm, now), 0);
+	mwp_destroy_qp(qa);
+}
