@@ -83,6 +83,7 @@ struct mwp_ibv_dev {
 	uint32_t aside_long;
 	uint32_t aside_kick;
 	uint64_t asides_long;		/* long stand-asides begun (MWPATH_STATS) */
+	uint32_t cm_kick;		/* the CM thread's sleep: a futex */
 	uint64_t asides_ended;		/* ... of them ended by mwp_ibv_app_waits */
 	/* the port's connection manager (QP1) and the thread that runs it */
 	bool cm_on;			/* the port has an address, not cm = off */
@@ -205,6 +206,10 @@ unsigned int mwp_ibv_app_poll(struct mwp_ibv_dev *d);
  *  than its first look, looks again now and starts over. */
 void mwp_ibv_app_waits(struct mwp_ibv_dev *d);
 
+/** The device's CM thread has work (an address to resolve): it looks
+ *  now, not at the end of its sleep. */
+void mwp_ibv_cm_kick(struct mwp_ibv_dev *d);
+
 /**
  * Before an object with asynchronous events (a QP, CQ or SRQ of d's) is
  * destroyed: its events not yet handed to the program are dropped (as
@@ -225,6 +230,9 @@ unsigned int mwp_ibv_progress(struct mwp_ibv_dev *d);
 /** The CM's events of d, into the librdmacm face's channels (the CM
  *  thread, after each mwp_cm_progress). */
 void mwp_rdmacm_events(struct mwp_ibv_dev *d);
+
+/** Some id of any device is resolving an address: the CM threads tick. */
+bool mwp_rdmacm_resolving(void);
 /** The RDMA CM's address resolutions on d: each tick of its CM thread. */
 void mwp_rdmacm_tick(struct mwp_ibv_dev *d, uint64_t now);
 

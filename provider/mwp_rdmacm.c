@@ -389,6 +389,12 @@ resolve_step(struct rid *r, uint64_t now)
 	}
 }
 
+bool
+mwp_rdmacm_resolving(void)
+{
+	return __atomic_load_n(&nb_resolving, __ATOMIC_RELAXED) != 0;
+}
+
 void
 mwp_rdmacm_tick(struct mwp_ibv_dev *d, uint64_t now)
 {
@@ -1107,6 +1113,8 @@ rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src, struct sockaddr *
 		resolve_step(r, now);
 	}
 	pthread_mutex_unlock(&rlock);
+	if (ret == 0)
+		mwp_ibv_cm_kick(r->d);	/* its thread ticks while it resolves */
 	if (ret != 0)
 		return fail(ret);
 	return complete(r, RDMA_CM_EVENT_ADDR_RESOLVED);
