@@ -42,18 +42,18 @@ TESTS = [
     # (median), baseline: a bench_resp result or "memcpy" (of the size), name
     # in the JSON).  Runs long enough (0.1 s of traffic or more) that the
     # steady state, not the first round trips, makes the figure.
-    ("64 B WRITE", ["ib_write_bw", "-n", "200000"], 64, "rate", "write_64B_1024keys",
+    ("64 B WRITE", ["ib_write_bw", "-n", "1000000"], 64, "rate", "write_64B_1024keys",
      "write_64B"),
-    ("64 B READ", ["ib_read_bw", "-n", "100000"], 64, "rate", "read_8B_1024keys",
+    ("64 B READ", ["ib_read_bw", "-n", "500000"], 64, "rate", "read_8B_1024keys",
      "read_64B"),
-    ("64 B SEND", ["ib_send_bw", "-n", "200000"], 64, "rate", "write_64B_1024keys",
+    ("64 B SEND", ["ib_send_bw", "-n", "1000000"], 64, "rate", "write_64B_1024keys",
      "send_64B"),
-    ("FETCH_ADD", ["ib_atomic_bw", "-A", "FETCH_AND_ADD", "-n", "100000"], 8, "rate",
+    ("FETCH_ADD", ["ib_atomic_bw", "-A", "FETCH_AND_ADD", "-n", "500000"], 8, "rate",
      "fetch_add_1024keys", "fetch_add"),
-    ("4 KiB WRITE", ["ib_write_bw", "-n", "50000"], 4096, "bw", None, "write_4096B"),
-    ("64 KiB WRITE", ["ib_write_bw", "-n", "5000"], 65536, "bw", "memcpy", "write_65536B"),
+    ("4 KiB WRITE", ["ib_write_bw", "-n", "200000"], 4096, "bw", None, "write_4096B"),
+    ("64 KiB WRITE", ["ib_write_bw", "-n", "15000"], 65536, "bw", "memcpy", "write_65536B"),
     # the path MTU of a link with jumbo frames (mtu = 4096, memif bsize=8192)
-    ("64 KiB WRITE 4K", ["ib_write_bw", "-n", "10000", "--mtu=4096"], 65536, "bw", "memcpy",
+    ("64 KiB WRITE 4K", ["ib_write_bw", "-n", "25000", "--mtu=4096"], 65536, "bw", "memcpy",
      "write_65536B_mtu4096"),
     ("64 B WRITE lat", ["ib_write_lat", "-n", "5000"], 64, "lat", None, "write_lat_64B"),
     ("64 B SEND lat", ["ib_send_lat", "-n", "5000"], 64, "lat", None, "send_lat_64B"),

@@ -599,7 +599,7 @@ progress_thread(void *arg)
  * tick two devices' CM threads woke 3700 times a second, and
  * ib_write_bw 64 B between them went at 4.27 Mpps against 5.69 with
  * the threads asleep (medians of 4, alternated).  Now they wake about
- * 20 times a second, and one connection (cmtime) takes 0.6 ms, not 1.2:
+ * 20 times a second, and one connection (cmtime) takes 0.7 ms, not 1.0:
  * the REQ, REP and RTU are taken as they come. */
 #define CM_TICK_US	500
 #define CM_IDLE_MS	100
