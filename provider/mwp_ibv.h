@@ -83,8 +83,8 @@ struct mwp_ibv_dev {
 	uint32_t aside_long;
 	uint32_t aside_kick;
 	uint64_t asides_long;		/* long stand-asides begun (MWPATH_STATS) */
-	uint32_t cm_kick;		/* the CM thread's sleep: a futex */
 	uint64_t asides_ended;		/* ... of them ended by mwp_ibv_app_waits */
+	uint32_t cm_kick;		/* the CM thread's sleep: a futex */
 	/* the port's connection manager (QP1) and the thread that runs it */
 	bool cm_on;			/* the port has an address, not cm = off */
 	struct mwp_cm *cm;

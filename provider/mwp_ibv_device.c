@@ -42,7 +42,7 @@ static pthread_mutex_t eal_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool eal_up;
 
 static void end_aside(struct mwp_ibv_dev *d);
-static void cm_wake(void *arg);
+static void cm_thread_wake(void *arg);
 static void kick_threads(struct mwp_ibv_dev *d);
 
 /* EUI-64 from the MAC (RFC 4291, appendix A), as IB GUIDs are made. */
@@ -361,7 +361,7 @@ stop_ports(void)
 		if (d->has_thread)
 			pthread_join(d->thread, NULL);
 		__atomic_store_n(&d->cm_stop, true, __ATOMIC_SEQ_CST);
-		cm_wake(d);
+		cm_thread_wake(d);
 		if (d->has_cm_thread)
 			pthread_join(d->cm_thread, NULL);
 		if (d->conf.progress == APP_PROGRESS_LCORE)
@@ -433,7 +433,7 @@ mwp_ibv_app_waits(struct mwp_ibv_dev *d)
 /* The CM thread has work now (mwp_cm_set_wake's function): its sleep
  * ends.  Any thread; short. */
 static void
-cm_wake(void *arg)
+cm_thread_wake(void *arg)
 {
 	struct mwp_ibv_dev *d = arg;
 
@@ -445,7 +445,7 @@ void
 mwp_ibv_cm_kick(struct mwp_ibv_dev *d)
 {
 	if (d->has_cm_thread)
-		cm_wake(d);
+		cm_thread_wake(d);
 }
 
 /* The device's threads look at their stop and park flags now. */
@@ -453,7 +453,7 @@ static void
 kick_threads(struct mwp_ibv_dev *d)
 {
 	end_aside(d);
-	cm_wake(d);
+	cm_thread_wake(d);
 }
 
 /* The progress thread: the datapath runs while the program does not call
@@ -646,7 +646,7 @@ cm_thread(void *arg)
 
 	on_cm_thread = true;
 	if (d->cm != NULL)
-		mwp_cm_set_wake(d->cm, cm_wake, d);
+		mwp_cm_set_wake(d->cm, cm_thread_wake, d);
 	while (!__atomic_load_n(&d->cm_stop, __ATOMIC_RELAXED)) {
 		uint32_t seen;
 		unsigned int us;

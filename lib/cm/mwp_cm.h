@@ -79,8 +79,10 @@ int mwp_cm_fd(const struct mwp_cm *cm);
  * completion on QP1 (from the thread that delivers it: an engine's), or
  * a timer set to expire before the sleep's end (from the thread that
  * sets it) -- after mwp_cm_idle_until() and before the next
- * mwp_cm_progress().  (Events come only of MADs and timers.)  fn must be short and must not block or call the
- * CM.  Set it once, before the CM is used; NULL: none (the caller polls).
+ * mwp_cm_progress().  Events come only of MADs and timers.  fn must be
+ * short and must not block or call the CM.  Set it before the first
+ * mwp_cm_idle_until(); NULL (none: the caller polls) only while no
+ * thread sleeps on it.
  */
 void mwp_cm_set_wake(struct mwp_cm *cm, void (*fn)(void *arg), void *arg);
 
