@@ -17,8 +17,8 @@ egress program, test/live/ecn_mark.bpf.c (built here with clang), on a
 virtual queue that drains at the bottleneck's rate: the htb class's
 backlog.  Every veth end steers what it receives to one CPU (RPS), so
 that no link reorders frames.  Each sender is Debian's unmodified
-ib_write_bw (4 KiB WRITEs, RC) on an mwpath device on its
-veth (net_af_packet); the receiver runs one ib_write_bw server, on a
+ib_write_bw (4 KiB WRITEs, RC, 80 outstanding) on an mwpath device on its
+veth (net_af_packet), the second started 1 s after the first; the receiver runs one ib_write_bw server, on a
 device of its own, for each.  perftest's TCP exchange goes over the
 kernel's addresses on the same veths (10.9.0.1-3), the RDMA traffic to
 the devices' (10.9.0.11-14).  Every 100 ms a loop in the switch reads
@@ -53,8 +53,15 @@ DEVICES = {"s1": ("s1", "02:00:00:09:00:11", "10.9.0.11"),
            "r1": ("r", "02:00:00:09:00:13", "10.9.0.13"),
            "r2": ("r", "02:00:00:09:00:14", "10.9.0.14")}
 SIZE = 4096
+# Until its first CNP comes back a QP sends at its line, and a veth
+# takes far more than line_rate: a sender's first window must fit in the
+# FIFO (80 x 4 KiB is 350 KB in frames) and the two first windows must
+# not come at once; two windows together still overflow it without
+# DCQCN (docs/congestion.md).
+STAGGER_S = 1.0
+TX_DEPTH = 80
 SAMPLE_S = 0.1
-QUEUE_LIMIT = 500000		# the bottleneck's FIFO, bytes		# the bottleneck's FIFO, bytes
+QUEUE_LIMIT = 500000		# the bottleneck's FIFO, bytes
 KMIN, KMAX = 15000, 45000	# ECN marking (ecn_mark.bpf.c)
 BPF_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "live",
                        "ecn_mark.bpf.c")
@@ -191,11 +198,12 @@ def sampler(net):
 
 def stats_of(err):
     m = re.search(r"mwpath0: rx (\d+) accepted (\d+) ctrl (\d+) tx (\d+) wr_api \d+ "
-                  r"retrans (\d+) ce (\d+) cnp_tx (\d+) cnp_rx (\d+) imissed (\d+)", err)
+                  r"retrans (\d+) ce (\d+) cnp_tx (\d+) cnp_rx (\d+) imissed (\d+)"
+                  r" asides_long (\d+) asides_ended (\d+)", err)
     if not m:
         return None
     st = dict(zip(("rx", "accepted", "ctrl", "tx", "retrans", "ce", "cnp_tx", "cnp_rx",
-                   "imissed"),
+                   "imissed", "asides_long", "asides_ended"),
                   map(int, m.groups())))
     # and the drops by reason that follow
     rest = err[m.end():].split("\n", 1)[0].split()
@@ -245,7 +253,7 @@ def run(build, rate, seconds, cc, tag):
                 device_config(os.path.join(tmp, name + ".ini"), name, cc,
                               "thread" if name.startswith("r") else "calls", rate)
             common = ["ib_write_bw", "-d", "mwpath0", "-x", "0", "-s", str(SIZE),
-                      "-D", str(seconds)]
+                      "-D", str(seconds), "-t", str(TX_DEPTH)]
             for s, r in (("s1", "r1"), ("s2", "r2")):
                 procs.append((r, subprocess.Popen(
                     net.cmd("r", [run_bin, "-c", os.path.join(tmp, r + ".ini"), "--"] +
@@ -253,7 +261,9 @@ def run(build, rate, seconds, cc, tag):
                     env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)))
             time.sleep(2)
             smp = sampler(net)
-            for s in SENDERS:
+            for i, s in enumerate(SENDERS):
+                if i > 0:
+                    time.sleep(STAGGER_S)
                 procs.append((s, subprocess.Popen(
                     net.cmd(s, [run_bin, "-c", os.path.join(tmp, s + ".ini"), "--"] +
                             common + ["-p", str(PORTS[s]), KERNEL_IP["r"]]),
