@@ -102,6 +102,24 @@ write_bth(uint8_t *b, const struct mwp_hdrs *h, uint8_t pad)
 		h->dqpn, h->ackreq ? ROCE_BTH_ACKREQ : 0, h->psn);
 }
 
+/* The checksum of the IPv4 header write_l2_l3 writes, from the values in
+ * registers.  rte_ipv4_cksum() loads the header just stored field by
+ * field with one wide load, which waits for the stores to retire (store
+ * forwarding fails): 7% of the one-process 64 B WRITE's time.  Summed in
+ * network order here, the same value (RFC 1071). */
+static inline rte_be16_t
+ipv4_cksum(uint8_t tos, uint16_t total_length, uint8_t ttl, rte_be32_t sip, rte_be32_t dip)
+{
+	const uint32_t s = rte_be_to_cpu_32(sip), d = rte_be_to_cpu_32(dip);
+	uint32_t sum = ((uint32_t)RTE_IPV4_VHL_DEF << 8 | tos) + total_length +
+		       RTE_IPV4_HDR_DF_FLAG + ((uint32_t)ttl << 8 | IPPROTO_UDP) +
+		       (s >> 16) + (s & 0xffff) + (d >> 16) + (d & 0xffff);
+
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return rte_cpu_to_be_16((uint16_t)~sum);
+}
+
 /* Ethernet (+VLAN) and IP headers; returns the UDP offset. */
 static uint16_t
 write_l2_l3(uint8_t *d, const struct mwp_flow *f, struct mwp_pkt *p,
@@ -152,8 +170,8 @@ write_l2_l3(uint8_t *d, const struct mwp_flow *f, struct mwp_pkt *p,
 		ip->next_proto_id = IPPROTO_UDP;
 		ip->src_addr = f->sip4;
 		ip->dst_addr = f->dip4;
-		ip->hdr_checksum = 0;
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		ip->hdr_checksum = ipv4_cksum(f->tos, sizeof(*ip) + ip_payload, ttl, f->sip4,
+					      f->dip4);
 		off += sizeof(*ip);
 	}
 	p->tos = f->tos;
