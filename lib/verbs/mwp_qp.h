@@ -262,6 +262,11 @@ struct mwp_qp {
 	uint32_t sq_used;		/* posted and not yet completed */
 	uint32_t rd_atomic_out;		/* READ/ATOMIC executed, not complete */
 	uint32_t det_bind_out;		/* DET binds not yet completed */
+	/* the last local key mwp_wqe_prepare looked up, and its region,
+	 * while the key table's generation is lkey_gen (its thread only) */
+	uint32_t lkey_last;
+	const struct mwp_binding *lkey_b;
+	uint64_t lkey_gen;
 	struct rte_ring *rq;		/* of struct mwp_rwqe */
 	struct mwp_srq *srq;		/* or its receives are this SRQ's */
 	uint32_t qkey;			/* UD */

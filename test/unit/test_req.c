@@ -953,6 +953,71 @@ Test(req, a_key_leaving_the_table_after_the_check_leaves_the_payload_as_it_was)
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 }
 
+/* The QP remembers the last local key it looked up (mwp_wqe.c):
+ * deregistered, the key is looked up again and found gone, even for the
+ * WQE right after one that used it; a region registered after that is
+ * found. */
+Test(req, a_key_deregistered_after_a_wqe_used_it_fails_the_next_one)
+{
+	struct ibv_mr *m = mwp_reg_mr(pd, buf + 32768, 4096, ALL_ACCESS), *m2;
+	struct ibv_qp *q = rc_qp();
+	struct mwp_qp *mq = to_mqp(q);
+	const struct wire_frame *f[8];
+	uint32_t lkey;
+
+	cr_assert_not_null(m);
+	lkey = m->lkey;
+	post_lkey(q, 1, buf + 32768, 64, lkey);
+	pump(3);
+	cr_assert_eq(requests(0, f, 8), 1);
+	cr_assert(mq->lkey_last == lkey && mq->lkey_b != NULL, "the key is remembered");
+	wire_ack(q->qp_num, 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+
+	post_lkey(q, 2, buf + 32768, 64, lkey);
+	pump(3);
+	wire_ack(q->qp_num, 1);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	cr_assert_eq(requests(0, f, 8), 2, "the remembered region, used again");
+
+	cr_assert_eq(mwp_dereg_mr(m), 0);
+	m2 = mwp_reg_mr(pd, buf + 32768, 4096, ALL_ACCESS);
+	cr_assert_not_null(m2);
+	cr_assert_neq(m2->lkey, lkey);
+	post_lkey(q, 3, buf + 32768, 64, lkey);
+	pump(3);
+	cr_expect_eq(requests(0, f, 8), 2, "a packet from a deregistered key");
+	expect_wc(3, IBV_WC_LOC_PROT_ERR, IBV_WC_RDMA_WRITE);
+	cr_expect_eq(mwp_dereg_mr(m2), 0);
+}
+
+/* Between two WQEs of the same key, a region of another key leaves the
+ * table: the key is looked up again (and still found). */
+Test(req, another_key_leaving_makes_the_qp_look_its_key_up_again)
+{
+	struct ibv_mr *m = mwp_reg_mr(pd, buf + 32768, 4096, ALL_ACCESS);
+	struct ibv_mr *other = mwp_reg_mr(pd, buf + 40960, 4096, ALL_ACCESS);
+	struct ibv_qp *q = rc_qp();
+	struct mwp_qp *mq = to_mqp(q);
+	uint64_t gen;
+
+	cr_assert_not_null(m);
+	cr_assert_not_null(other);
+	post_lkey(q, 1, buf + 32768, 64, m->lkey);
+	pump(3);
+	wire_ack(q->qp_num, 0);
+	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	gen = mq->lkey_gen;
+	cr_assert_eq(mwp_dereg_mr(other), 0);
+	post_lkey(q, 2, buf + 32768, 64, m->lkey);
+	pump(3);
+	wire_ack(q->qp_num, 1);
+	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	cr_expect_gt(mq->lkey_gen, gen, "looked up again under the new generation");
+	cr_expect_eq(mq->lkey_last, m->lkey);
+	cr_expect_eq(mwp_dereg_mr(m), 0);
+}
+
 Test(req, timeout_zero_means_wait_forever)
 {
 	struct ibv_qp *q = req_qp(IBV_QPT_RC, 0, 0, 7, 4, 0, "::ffff:192.0.2.2");
