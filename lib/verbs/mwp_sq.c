@@ -123,10 +123,12 @@ mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
 int
 mwp_sq_deliver(struct mwp_qp *qp)
 {
+	uint32_t ready = 0, pos = qp->sq_head;
 	int n = 0;
 
-	while (qp->sq_head != qp->sq_tail) {
-		struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_head);
+	/* how many are complete, from the oldest */
+	for (; pos != qp->sq_tail; pos++, ready++) {
+		const struct mwp_swqe *e = mwp_swqe_at(qp, pos);
 
 		if (e->state == MWP_SWQE_REQ)
 			break;
@@ -136,13 +138,20 @@ mwp_sq_deliver(struct mwp_qp *qp)
 			mwp_sched_kick_sq(qp);
 			break;
 		}
-		/* the slot is free before the completion is seen: a program
-		 * that posts again as soon as it polls one (qperf does) must
-		 * find room */
-		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
+	}
+	if (ready == 0)
+		return 0;
+	/* their slots are free before their completions are seen: a
+	 * program that posts again as soon as it polls one (qperf does)
+	 * must find room.  One atomic for them all. */
+	__atomic_fetch_sub(&qp->sq_used, ready, __ATOMIC_RELEASE);
+	while ((uint32_t)n < ready) {
+		struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_head);
+
 		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
 		    mwp_cq_push(qp->scq, &e->wc) != 0) {
-			__atomic_fetch_add(&qp->sq_used, 1, __ATOMIC_RELAXED);
+			/* the rest keep their slots until they are delivered */
+			__atomic_fetch_add(&qp->sq_used, ready - (uint32_t)n, __ATOMIC_RELAXED);
 			mwp_qp_overrun(qp);
 			break;
 		}
