@@ -165,6 +165,10 @@ struct mwp_resp_ctx {
 	 * resolved for the burst before that must not be used */
 	uint16_t nb_revoked;
 	uint32_t revoked[8];
+	/* accesses allowed through one descriptor in a row, not yet added
+	 * to its counter (allowed(), roce_resp_priv.h) */
+	uint32_t allow_n;
+	const struct mwp_binding *allow_b;
 	struct mwp_qp *dirty[64];	/* QPs owing a coalesced ACK */
 };
 
@@ -192,6 +196,8 @@ mwp_resp_ctx_init(struct mwp_resp_ctx *c, struct mwp_resp_queue *rq,
 	c->nb_dropped = 0;
 	c->nb_dirty = 0;
 	c->nb_revoked = 0;
+	c->allow_n = 0;
+	c->allow_b = NULL;
 }
 
 /* Every key noted for the burst's frames (rq[0..n); k, nt) in one bulk
@@ -219,7 +225,8 @@ unsigned int mwp_resp_requests(struct mwp_resp_ctx *c, struct rte_mbuf *const *p
 bool mwp_resp_ud(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 		 const struct mwp_pkt *p);
 
-/* The coalesced ACK of every QP that accepted requests in the burst. */
+/* The coalesced ACK of every QP that accepted requests in the burst, and
+ * the burst's allowed accesses added to their descriptors' counters. */
 void mwp_resp_flush(struct mwp_resp_ctx *c);
 
 /* READ responses the queue still owes (earlier bursts had no room). */

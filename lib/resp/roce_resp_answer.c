@@ -113,4 +113,5 @@ mwp_resp_flush(struct mwp_resp_ctx *c)
 {
 	for (uint16_t i = 0; i < c->nb_dirty; i++)
 		resp_flush_ack(c, c->dirty[i]);
+	allowed_flush(c);
 }

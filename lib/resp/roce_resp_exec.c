@@ -83,7 +83,7 @@ exec_atomic(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	uint64_t *word = (uint64_t *)(void *)a->host, orig;
 	struct mwp_resp *r = &qp->resp;
 
-	allowed(a->b);
+	allowed(c, a->b);
 	if (p->opcode == ROCE_OP_RC_FETCH_ADD) {
 		orig = __atomic_fetch_add(word, atmeth_swap_add(h), __ATOMIC_SEQ_CST);
 	} else {
@@ -116,7 +116,7 @@ exec_atomic_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mb
 	struct mwp_resp *r = &qp->resp;
 	uint64_t v;
 
-	allowed(a->b);
+	allowed(c, a->b);
 	if (likely(p->payload_off + sizeof(v) <= m->data_len))
 		memcpy(&v, rte_pktmbuf_mtod_offset(m, const uint8_t *, p->payload_off),
 		       sizeof(v));
@@ -160,7 +160,7 @@ exec_read(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct mwp_pkt *p,
 	struct mwp_resp *r = &qp->resp;
 
 	if (len != 0)
-		allowed(a->b);
+		allowed(c, a->b);
 	/* answers stay in PSN order: the ACK owed for what came before
 	 * goes first (now, or from the queue behind earlier READs) */
 	resp_flush_ack(c, qp);
@@ -183,7 +183,7 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	const bool first = p->mask & ROCE_M_START, last = p->mask & ROCE_M_END;
 
 	if (p->payload_len != 0) {
-		allowed(a->b);
+		allowed(c, a->b);
 		copy_payload(a->host, m, p->payload_off, p->payload_len);
 	}
 	r->epsn = (r->epsn + 1) & ROCE_PSN_MASK;

@@ -74,12 +74,33 @@ owe_ack(struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t psn)
 	qp->resp.ack_msn = qp->resp.msn;
 }
 
+/* The accesses counted for c->allow_b, added to its counter. */
 static inline void
-allowed(const struct mwp_binding *b)
+allowed_flush(struct mwp_resp_ctx *c)
 {
-	if (b != NULL)
-		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)b)->allowed, 1,
-				   __ATOMIC_RELAXED);
+	if (c->allow_n != 0)
+		__atomic_fetch_add(&((struct mwp_binding *)(uintptr_t)c->allow_b)->allowed,
+				   c->allow_n, __ATOMIC_RELAXED);
+	c->allow_n = 0;
+}
+
+/* An access allowed through b.  Counted in the burst while its requests
+ * go through one descriptor, added to the descriptor's counter when
+ * another comes or the burst ends (mwp_resp_flush): one atomic add a
+ * run of requests, not one each.  Two lcores answering through one
+ * region (pcap_rate's two-lcore run) otherwise passed the counter's line
+ * between them on every request.  The descriptor lives until the burst's
+ * end (the queue is a reader of the key table throughout). */
+static inline void
+allowed(struct mwp_resp_ctx *c, const struct mwp_binding *b)
+{
+	if (b == NULL)
+		return;
+	if (b != c->allow_b) {
+		allowed_flush(c);
+		c->allow_b = b;
+	}
+	c->allow_n++;
 }
 
 /* The next entry of the answer queue, or NULL if it is full: of kind

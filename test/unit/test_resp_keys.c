@@ -38,6 +38,17 @@ write_req(uint32_t psn, uint64_t va, uint32_t rkey, bool ackreq)
 	return m;
 }
 
+/* The accesses key's descriptor has allowed (its counter, as the
+ * telemetry's /mwpath/keys shows it). */
+static uint64_t
+allowed_of(uint32_t rkey)
+{
+	const struct mwp_binding *b = mwp_keys_lookup(to_mqp(qp)->dev->keys, rkey);
+
+	cr_assert_not_null(b);
+	return __atomic_load_n(&b->allowed, __ATOMIC_RELAXED);
+}
+
 Test(resp_keys, runs_of_one_key_and_alternating_keys_each_get_their_own_descriptor)
 {
 	const uint64_t base = (uintptr_t)buf;
@@ -47,7 +58,7 @@ Test(resp_keys, runs_of_one_key_and_alternating_keys_each_get_their_own_descript
 	 * zero-based, so a W request's va is an offset */
 	const uint32_t n = 8;
 	uint32_t key[8];
-	uint64_t va[8], at[8];
+	uint64_t va[8], at[8], r0, w0;
 	struct rte_mbuf *m[8], *tx[16];
 	uint16_t k;
 
@@ -66,7 +77,13 @@ Test(resp_keys, runs_of_one_key_and_alternating_keys_each_get_their_own_descript
 	key[7] ^= 0x01;		/* the window's index, a dead key byte */
 	for (uint32_t i = 0; i < n; i++)
 		m[i] = write_req(i, va[i], key[i], i == n - 1);
+	r0 = allowed_of(mr->rkey);
+	w0 = allowed_of(mw->rkey);
 	k = mwp_queue_rx(wire.q, m, (uint16_t)n, tx, RTE_DIM(tx));
+	/* each descriptor's counter: the region's 3 (0, 1, 4), the
+	 * window's 4 (2, 3, 5, 6), counted a run at a time */
+	cr_expect_eq(allowed_of(mr->rkey) - r0, 3);
+	cr_expect_eq(allowed_of(mw->rkey) - w0, 4);
 	for (uint16_t i = 0; i < k; i++) {
 		wire_parse(tx[i], &wire.frames[wire.nb_frames++]);
 		rte_pktmbuf_free(tx[i]);
