@@ -168,6 +168,11 @@ struct mwp_resp {
 	struct mwp_rwqe recv;
 	uint32_t recv_len;	/* bytes placed so far */
 	uint8_t recv_held;	/* recv is taken from the ring, not completed */
+	/* the last receive SGE's local key looked up, and its region, while
+	 * the key table's generation is recv_gen (recv_key, roce_resp_exec.c) */
+	uint32_t recv_lkey;
+	const struct mwp_binding *recv_b;
+	uint64_t recv_gen;
 	/* the WRITE in progress */
 	uint64_t w_va;
 	uint64_t w_left;

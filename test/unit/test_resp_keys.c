@@ -214,3 +214,62 @@ Test(resp_keys, a_write_whose_window_dies_between_its_packets_is_refused_at_the_
 	cr_expect_eq(wire.frames[1].psn, 1);
 	cr_expect_eq(wire.frames[1].syndrome, ROCE_AETH_NAK_REM_ACC);
 }
+
+static struct rte_mbuf *
+send_req(uint32_t psn, uint8_t fill)
+{
+	uint8_t data[64];
+	struct wire_frame pf = { .sqpn = qp->qp_num };
+	struct mwp_hdrs h = { .opcode = ROCE_OP_RC_SEND_ONLY, .dqpn = qp->qp_num,
+			      .psn = psn, .ackreq = true };
+	struct mwp_flow fl;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_mp);
+
+	cr_assert_not_null(m);
+	memset(data, fill, sizeof(data));
+	wire_peer_flow(&pf, &fl);
+	cr_assert_eq(mwp_build(m, &fl, &h, data, sizeof(data), NULL), 0);
+	return m;
+}
+
+/* The QP remembers the last receive key it looked up (recv_key): SENDs
+ * into receives of one region find it again; the region deregistered,
+ * the next receive naming its key is refused (LOC_PROT_ERR, a remote
+ * operational error NAK) and nothing is placed. */
+Test(resp_keys, a_receive_whose_region_was_deregistered_after_a_send_used_it_is_refused)
+{
+	struct ibv_mr *rm = mwp_reg_mr(pd, buf + 8192, 4096, ALL_ACCESS);
+	struct ibv_sge sge = { .addr = (uintptr_t)buf + 8192, .length = 256 };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+	struct rte_mbuf *m;
+
+	cr_assert_not_null(rm);
+	sge.lkey = rm->lkey;
+	memset(buf + 8192, 0, 4096);
+	for (uint32_t i = 0; i < 2; i++) {
+		rwr.wr_id = 10 + i;
+		sge.addr = (uintptr_t)buf + 8192 + 256 * i;
+		cr_assert_eq(ibv_post_recv(qp, &rwr, &bad), 0);
+		m = send_req(i, (uint8_t)(0x51 + i));
+		burst_of(&m, 1);
+		cr_assert_eq(ibv_poll_cq(cq, 1, &wc), 1);
+		cr_expect_eq(wc.wr_id, 10 + i);
+		cr_expect_eq(wc.status, IBV_WC_SUCCESS);
+		cr_expect(filled(8192 + 256 * i, 64, (uint8_t)(0x51 + i)));
+	}
+	cr_expect_eq(to_mqp(qp)->resp.recv_lkey, rm->lkey, "the key is remembered");
+	cr_assert_eq(mwp_dereg_mr(rm), 0);
+	rwr.wr_id = 12;
+	sge.addr = (uintptr_t)buf + 8192 + 512;
+	cr_assert_eq(ibv_post_recv(qp, &rwr, &bad), 0);
+	m = send_req(2, 0x53);
+	burst_of(&m, 1);
+	cr_assert_eq(ibv_poll_cq(cq, 1, &wc), 1);
+	cr_expect_eq(wc.wr_id, 12);
+	cr_expect_eq(wc.status, IBV_WC_LOC_PROT_ERR);
+	cr_expect(filled(8192 + 512, 64, 0), "nothing placed");
+	cr_assert_eq(wire.nb_frames, 3);
+	cr_expect_eq(wire.frames[2].psn, 2);
+	cr_expect_eq(wire.frames[2].syndrome, ROCE_AETH_NAK_REM_OP);
+}
