@@ -196,6 +196,23 @@ serve_cmds(struct mwp_engine *e)
 	return n;
 }
 
+/* A parked engine's turn, taken by a control thread (then it is the
+ * engine's thread until it puts the turn back). */
+static bool
+take_parked(struct mwp_engine *e)
+{
+	uint32_t parked = MWP_TURN_PARKED;
+
+	return __atomic_compare_exchange_n(&e->s.turn, &parked, MWP_TURN_CONTROL, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void
+put_parked(struct mwp_engine *e)
+{
+	__atomic_store_n(&e->s.turn, MWP_TURN_PARKED, __ATOMIC_RELEASE);
+}
+
 /* The engine's sched op (mwp_sched.h): op for qp on its thread. */
 static void
 engine_qp_op(struct mwp_sched *s, struct mwp_qp *qp, enum mwp_sched_op op)
@@ -205,9 +222,16 @@ engine_qp_op(struct mwp_sched *s, struct mwp_qp *qp, enum mwp_sched_op op)
 
 	/* A stopped engine's lists are the device lock's (mwp_poll), which
 	 * the caller holds; a running engine does it in its thread (which
-	 * may be this one: a program that runs the engine itself). */
-	if (e->s.active && pthread_equal(e->s.thread, pthread_self())) {
+	 * may be this one: a program that runs the engine itself); a parked
+	 * one here, its turn taken meanwhile. */
+	if (e->s.active && pthread_equal(__atomic_load_n(&e->s.thread, __ATOMIC_RELAXED),
+					 pthread_self())) {
 		do_op(e, qp, op);
+		return;
+	}
+	if (e->s.active && take_parked(e)) {
+		do_op(e, qp, op);
+		put_parked(e);
 		return;
 	}
 	MWP_TSAN_RELEASE(e->cmd);
@@ -215,8 +239,14 @@ engine_qp_op(struct mwp_sched *s, struct mwp_qp *qp, enum mwp_sched_op op)
 		if (e->s.active) {
 			/* the ring is full: wait for room, lock dropped */
 			pthread_mutex_unlock(&qp->dev->lock);
-			while (rte_ring_mp_enqueue(e->cmd, &c) != 0)
+			while (rte_ring_mp_enqueue(e->cmd, &c) != 0) {
+				if (take_parked(e)) {
+					serve_cmds(e);
+					put_parked(e);
+					continue;
+				}
 				usleep(10);
+			}
 			goto wait;
 		}
 		do_op(e, qp, op);
@@ -224,8 +254,16 @@ engine_qp_op(struct mwp_sched *s, struct mwp_qp *qp, enum mwp_sched_op op)
 	}
 	pthread_mutex_unlock(&qp->dev->lock);
 wait:
-	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE))
+	while (!__atomic_load_n(&c.done, __ATOMIC_ACQUIRE)) {
+		/* the turn ended before it came to this request: serve the
+		 * waiting requests here */
+		if (take_parked(e)) {
+			serve_cmds(e);
+			put_parked(e);
+			continue;
+		}
 		usleep(5);
+	}
 	MWP_TSAN_ACQUIRE(&c);
 	pthread_mutex_lock(&qp->dev->lock);
 }
@@ -237,7 +275,8 @@ mwp_engine_start(struct mwp_engine *e)
 
 	if (e->s.dev != NULL)
 		pthread_mutex_lock(&e->s.dev->lock);
-	e->s.thread = pthread_self();
+	__atomic_store_n(&e->s.thread, pthread_self(), __ATOMIC_RELAXED);
+	__atomic_store_n(&e->s.turn, MWP_TURN_RUNNING, __ATOMIC_RELAXED);
 	e->s.now = rte_rdtsc();
 	/* what mwp_poll left: look at every QP once; mwp_poll runs them no
 	 * more */
@@ -268,6 +307,32 @@ mwp_engine_stop(struct mwp_engine *e)
 	e->s.active = false;
 	if (e->s.dev != NULL)
 		pthread_mutex_unlock(&e->s.dev->lock);
+}
+
+bool
+mwp_engine_resume(struct mwp_engine *e)
+{
+	uint32_t parked = MWP_TURN_PARKED;
+
+	if (!e->s.active) {
+		mwp_engine_start(e);
+		return true;
+	}
+	if (!__atomic_compare_exchange_n(&e->s.turn, &parked, MWP_TURN_RUNNING, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	__atomic_store_n(&e->s.thread, pthread_self(), __ATOMIC_RELAXED);
+	return true;
+}
+
+void
+mwp_engine_park(struct mwp_engine *e)
+{
+	/* requests queued before this point are served by us; after it,
+	 * their senders find the engine parked and take its turn */
+	serve_cmds(e);
+	__atomic_store_n(&e->s.thread, (pthread_t)0, __ATOMIC_RELAXED);
+	put_parked(e);
 }
 
 /* Run a QP's send queue on its engine.  Work requests waiting to execute

@@ -93,6 +93,28 @@ void mwp_engine_start(struct mwp_engine *e);
 void mwp_engine_stop(struct mwp_engine *e);
 
 /**
+ * For an engine that threads run in turns (a device's program and its
+ * threads, one at a time: the caller excludes the others): take a turn.
+ * The first starts the engine (mwp_engine_start); a later one takes it
+ * back from the park its last turn left it in, without the device lock.
+ *
+ * @return
+ *   true: the calling thread runs the engine until mwp_engine_park();
+ *   false: a control thread is doing an op on the parked engine (try
+ *   again later).
+ */
+bool mwp_engine_resume(struct mwp_engine *e);
+
+/**
+ * End a turn: control requests waiting are served, and the engine stays
+ * started with no thread in it.  A control op on a parked engine is done
+ * by the control thread itself, which takes the turn meanwhile; its QPs
+ * stay the engine's (mwp_poll() leaves them).  mwp_engine_resume() takes
+ * it again; mwp_engine_stop() after a resume stops it.
+ */
+void mwp_engine_park(struct mwp_engine *e);
+
+/**
  * One pass of the engine's own work: control requests, send queues rung
  * since the last pass (binds and invalidations execute here, under the
  * device lock if it is free -- the engine never waits for it: while a

@@ -53,7 +53,12 @@ struct mwp_sched {
 	const struct mwp_sched_ops *ops;
 	unsigned int id;		/* its lcore */
 	bool active;			/* a thread runs it */
-	pthread_t thread;		/* ... this one */
+	pthread_t thread;		/* ... this one (0 while parked) */
+	/* an engine run in turns (mwp_engine_resume, mwp_engine_park):
+	 * MWP_TURN_RUNNING (a thread is in a turn; always, for an engine
+	 * run by one thread for good), MWP_TURN_PARKED (started, no thread
+	 * in a turn) or MWP_TURN_CONTROL (a control thread does an op) */
+	uint32_t turn;
 	struct mwp_dev *dev;		/* of its QPs (one device per engine) */
 	uint64_t now;			/* the time of this pass (TSC) */
 	uint64_t tsc_hz;
@@ -62,6 +67,10 @@ struct mwp_sched {
 	uint32_t nb_sq;			/* ... how many */
 	struct mwp_timer_wheel tw;	/* one timer per QP */
 };
+
+#define MWP_TURN_RUNNING	0
+#define MWP_TURN_PARKED		1
+#define MWP_TURN_CONTROL	2
 
 /* A queue of an engine, as its QPs see it: a QP's owner.  Its frames
  * leave through that queue. */

@@ -10,6 +10,8 @@
  * buffers.
  */
 #include "mwp_neigh_priv.h"
+#include <unistd.h>
+
 #include "wire_fixture.h"
 
 #define MTU 1024
@@ -1016,6 +1018,109 @@ Test(req, another_key_leaving_makes_the_qp_look_its_key_up_again)
 	cr_expect_gt(mq->lkey_gen, gen, "looked up again under the new generation");
 	cr_expect_eq(mq->lkey_last, m->lkey);
 	cr_expect_eq(mwp_dereg_mr(m), 0);
+}
+
+/* Attach a QP to the wire without stopping the engine (wire_attach
+ * stops it around the attach). */
+static void
+attach_running(struct ibv_qp *q)
+{
+	struct rte_ether_addr mac;
+
+	rte_ether_unformat_addr(PEER_MAC, &mac);
+	cr_assert_eq(mwp_qp_set_peer_mac(q, &mac), 0);
+	cr_assert_eq(mwp_port_attach_qp(wire.port, q), 0);
+}
+
+static int attached;
+
+static void *
+attach_thread(void *arg)
+{
+	struct ibv_qp *q = arg;
+	struct rte_ether_addr mac;
+	void *ret = NULL;
+
+	rte_ether_unformat_addr(PEER_MAC, &mac);
+	if (mwp_qp_set_peer_mac(q, &mac) != 0 || mwp_port_attach_qp(wire.port, q) != 0)
+		ret = (void *)1;
+	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
+	return ret;
+}
+
+static void *
+destroy_thread(void *arg)
+{
+	return (void *)(uintptr_t)mwp_destroy_qp(arg);
+}
+
+/* A thread's join, failed after 10 s (a control op that waits for a turn
+ * nobody takes would hang). */
+static void *
+join_within(pthread_t t)
+{
+	struct timespec ts;
+	void *ret = (void *)-1;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	cr_assert_eq(pthread_timedjoin_np(t, &ret, &ts), 0, "the control op hangs");
+	return ret;
+}
+
+/* The provider runs a device's engine in turns (mwp_engine_resume,
+ * mwp_engine_park: the program's calls and its threads, one at a time).
+ * Between turns the engine stays started, parked: a control op takes
+ * its turn and does its work itself -- on the thread that ran the last
+ * turn and on another -- and the next turn goes on from there; a control
+ * op from another thread during a turn is served by the turn. */
+Test(req, a_parked_engine_does_control_ops_itself_and_the_next_turn_goes_on)
+{
+	struct ibv_qp *q = req_qp_rts(IBV_QPT_RC, 14, 7, 7, 4, 0, "::ffff:192.0.2.2");
+	struct ibv_qp *q2 = req_qp_rts(IBV_QPT_RC, 14, 7, 7, 4, 0, "::ffff:192.0.2.2");
+	struct ibv_qp *q3 = req_qp_rts(IBV_QPT_RC, 14, 7, 7, 4, 0, "::ffff:192.0.2.2");
+	const struct wire_frame *f[4];
+	unsigned int eng;
+	uint16_t queue;
+	pthread_t t;
+
+	/* the fixture's engine is started: this thread's turn; parked */
+	mwp_engine_park(wire.eng);
+	attach_running(q);
+	cr_assert_eq(mwp_qp_owner(q, &eng, &queue), 0, "attached while parked, here");
+	post(q, IBV_WR_RDMA_WRITE, 1, 0, 64);
+	cr_assert(mwp_engine_resume(wire.eng));
+	pump(3);
+	mwp_engine_park(wire.eng);
+	cr_assert_eq(requests(0, f, 4), 1, "the next turn sent its WRITE");
+
+	/* another thread, the engine parked: it takes the turn itself */
+	cr_assert_eq(pthread_create(&t, NULL, attach_thread, q2), 0);
+	cr_assert_null(join_within(t));
+	cr_assert_eq(mwp_qp_owner(q2, &eng, &queue), 0);
+	post(q2, IBV_WR_SEND, 2, 0, 8);
+	cr_assert(mwp_engine_resume(wire.eng));
+	pump(3);
+	cr_assert_eq(requests(0, f, 4), 2, "and the turn after it sent q2's SEND");
+
+	/* another thread during a turn: the turn serves it */
+	attached = 0;
+	cr_assert_eq(pthread_create(&t, NULL, attach_thread, q3), 0);
+	for (int i = 0; i < 20000 && !__atomic_load_n(&attached, __ATOMIC_ACQUIRE); i++) {
+		pump(1);
+		usleep(100);
+	}
+	cr_assert_null(join_within(t));
+	cr_assert_eq(mwp_qp_owner(q3, &eng, &queue), 0, "served by the running turn");
+	mwp_engine_park(wire.eng);
+
+	/* destroyed from another thread, parked (its work on the wire) */
+	cr_assert_eq(pthread_create(&t, NULL, destroy_thread, q), 0);
+	cr_assert_null(join_within(t));
+	cr_assert_eq(pthread_create(&t, NULL, destroy_thread, q2), 0);
+	cr_assert_null(join_within(t));
+	cr_assert_eq(mwp_destroy_qp(q3), 0, "and here");
+	cr_assert(mwp_engine_resume(wire.eng), "the teardown's stop, from a turn");
 }
 
 Test(req, timeout_zero_means_wait_forever)
