@@ -75,7 +75,7 @@ struct mwp_ibv_dev {
 		const void *obj;
 		uint32_t n;
 	} reported[MWP_IBV_REPORTED];
-	pthread_mutex_t poll;		/* one poller at a time */
+	uint32_t poll;			/* one poller at a time (poll_trylock) */
 	uint64_t app_poll_tsc;		/* when the program last polled a CQ */
 	/* the progress thread stands aside longer than APP_ACTIVE_US (a
 	 * futex wait on aside_kick) while the program keeps polling; a
