@@ -105,6 +105,42 @@ int mwp_keys_revoke(struct mwp_key_table *t, uint32_t rkey);
 uint64_t mwp_keys_gen(const struct mwp_key_table *t);
 
 /**
+ * The last key one thread looked up and its descriptor, kept while the
+ * table's generation stays the one read before that lookup
+ * (mwp_keys_gen): programs post from one buffer or a few, so their local
+ * keys repeat.
+ */
+struct mwp_key_memo {
+	uint32_t key;
+	const struct mwp_binding *b;	/**< NULL: nothing kept */
+	uint64_t gen;
+};
+
+/**
+ * key's descriptor: the memo's, if it is for key and gen is its
+ * generation, else looked up (and kept, gen even).
+ *
+ * @param gen
+ *   mwp_keys_gen(t), read by the caller (online) before this.
+ */
+static inline const struct mwp_binding *
+mwp_keys_lookup_memo(const struct mwp_key_table *t, struct mwp_key_memo *m, uint32_t key,
+		     uint64_t gen)
+{
+	const struct mwp_binding *b;
+
+	if (key == m->key && gen == m->gen && m->b != NULL)
+		return m->b;
+	b = mwp_keys_lookup(t, key);
+	if (b != NULL && !(gen & 1)) {
+		m->key = key;
+		m->b = b;
+		m->gen = gen;
+	}
+	return b;
+}
+
+/**
  * Look up a burst of keys at once (the datapath's way): one bulk hash
  * lookup per 64 keys.
  *

@@ -221,28 +221,6 @@ exec_write(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
  * with local write, and stay inside it.  IBV_WC_SUCCESS, or the
  * receive's error: IBV_WC_LOC_LEN_ERR (the message is longer than the
  * receive: nothing placed), IBV_WC_LOC_PROT_ERR (an SGE refused). */
-/* A receive SGE's region: the one found for the same key last time if no
- * descriptor has left the table since (the generation is the same and
- * even: mwp_keys_gen), else looked up; a program's receives come from
- * one buffer or a few (as the requester's lookup_lkey, mwp_wqe.c). */
-static inline const struct mwp_binding *
-recv_key(const struct mwp_resp_ctx *c, struct mwp_qp *qp, uint32_t lkey)
-{
-	struct mwp_resp *r = &qp->resp;
-	const uint64_t gen = mwp_keys_gen(c->port->keys);
-	const struct mwp_binding *b;
-
-	if (lkey == r->recv_lkey && gen == r->recv_gen && r->recv_b != NULL)
-		return r->recv_b;
-	b = mwp_keys_lookup(c->port->keys, lkey);
-	if (b != NULL && !(gen & 1)) {
-		r->recv_lkey = lkey;
-		r->recv_b = b;
-		r->recv_gen = gen;
-	}
-	return b;
-}
-
 static enum ibv_wc_status
 place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 	   const struct mwp_pkt *p)
@@ -267,8 +245,12 @@ place_recv(struct mwp_resp_ctx *c, struct mwp_qp *qp, const struct rte_mbuf *m,
 			continue;
 		}
 		n = RTE_MIN(sg->length - skip, len - done);
-		host = mwp_local_addr(recv_key(c, qp, sg->lkey), qp->ibqp.pd->handle,
-				      sg->addr + skip, n, true);
+		/* the region found for this key last time while no
+		 * descriptor has left the table since: a program's receives
+		 * come from one buffer or a few */
+		host = mwp_local_addr(mwp_keys_lookup_memo(c->port->keys, &r->recv_key, sg->lkey,
+							   mwp_keys_gen(c->port->keys)),
+				      qp->ibqp.pd->handle, sg->addr + skip, n, true);
 		if (host == NULL)
 			return IBV_WC_LOC_PROT_ERR;
 		copy_payload(host, m, p->payload_off + done, n);

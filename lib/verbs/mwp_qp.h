@@ -168,11 +168,9 @@ struct mwp_resp {
 	struct mwp_rwqe recv;
 	uint32_t recv_len;	/* bytes placed so far */
 	uint8_t recv_held;	/* recv is taken from the ring, not completed */
-	/* the last receive SGE's local key looked up, and its region, while
-	 * the key table's generation is recv_gen (recv_key, roce_resp_exec.c) */
-	uint32_t recv_lkey;
-	const struct mwp_binding *recv_b;
-	uint64_t recv_gen;
+	/* the last receive SGE's local key looked up, and its region
+	 * (place_recv, roce_resp_exec.c) */
+	struct mwp_key_memo recv_key;
 	/* the WRITE in progress */
 	uint64_t w_va;
 	uint64_t w_left;
@@ -267,11 +265,9 @@ struct mwp_qp {
 	uint32_t sq_used;		/* posted and not yet completed */
 	uint32_t rd_atomic_out;		/* READ/ATOMIC executed, not complete */
 	uint32_t det_bind_out;		/* DET binds not yet completed */
-	/* the last local key mwp_wqe_prepare looked up, and its region,
-	 * while the key table's generation is lkey_gen (its thread only) */
-	uint32_t lkey_last;
-	const struct mwp_binding *lkey_b;
-	uint64_t lkey_gen;
+	/* the last local key mwp_wqe_prepare looked up, and its region
+	 * (its thread only) */
+	struct mwp_key_memo lkey;
 	struct rte_ring *rq;		/* of struct mwp_rwqe */
 	struct mwp_srq *srq;		/* or its receives are this SRQ's */
 	uint32_t qkey;			/* UD */

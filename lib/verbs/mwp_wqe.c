@@ -58,27 +58,6 @@ mwp_wqe_copy(const struct mwp_qp *qp, const struct mwp_swqe *e, uint64_t off, ui
 	return true;
 }
 
-/* A local key's region: the one found for the same key last time if no
- * descriptor has left the table since (the generation, read before, is
- * the same and even: mwp_keys_gen), else looked up.  Programs post from
- * one buffer or a few, so this saves the hash lookup of nearly every
- * work request. */
-static inline const struct mwp_binding *
-lookup_lkey(struct mwp_qp *qp, uint32_t lkey, uint64_t gen)
-{
-	const struct mwp_binding *b;
-
-	if (lkey == qp->lkey_last && gen == qp->lkey_gen && qp->lkey_b != NULL)
-		return qp->lkey_b;
-	b = mwp_keys_lookup(qp->dev->keys, lkey);
-	if (b != NULL && !(gen & 1)) {
-		qp->lkey_last = lkey;
-		qp->lkey_b = b;
-		qp->lkey_gen = gen;
-	}
-	return b;
-}
-
 enum ibv_wc_status
 mwp_wqe_prepare(struct mwp_qp *qp, struct mwp_swqe *e)
 {
@@ -101,7 +80,10 @@ mwp_wqe_prepare(struct mwp_qp *qp, struct mwp_swqe *e)
 
 			if (s->length == 0)
 				continue;
-			b = lookup_lkey(qp, s->lkey, e->keys_gen);
+			/* the region found for this key last time while no
+			 * descriptor has left the table since: programs post
+			 * from one buffer or a few */
+			b = mwp_keys_lookup_memo(qp->dev->keys, &qp->lkey, s->lkey, e->keys_gen);
 			if (mwp_local_addr(b, qp->ibqp.pd->handle, s->addr, s->length,
 					   result) == NULL)
 				return IBV_WC_LOC_PROT_ERR;

@@ -972,7 +972,7 @@ Test(req, a_key_deregistered_after_a_wqe_used_it_fails_the_next_one)
 	post_lkey(q, 1, buf + 32768, 64, lkey);
 	pump(3);
 	cr_assert_eq(requests(0, f, 8), 1);
-	cr_assert(mq->lkey_last == lkey && mq->lkey_b != NULL, "the key is remembered");
+	cr_assert(mq->lkey.key == lkey && mq->lkey.b != NULL, "the key is remembered");
 	wire_ack(q->qp_num, 0);
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
 
@@ -1009,14 +1009,14 @@ Test(req, another_key_leaving_makes_the_qp_look_its_key_up_again)
 	pump(3);
 	wire_ack(q->qp_num, 0);
 	expect_wc(1, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
-	gen = mq->lkey_gen;
+	gen = mq->lkey.gen;
 	cr_assert_eq(mwp_dereg_mr(other), 0);
 	post_lkey(q, 2, buf + 32768, 64, m->lkey);
 	pump(3);
 	wire_ack(q->qp_num, 1);
 	expect_wc(2, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
-	cr_expect_gt(mq->lkey_gen, gen, "looked up again under the new generation");
-	cr_expect_eq(mq->lkey_last, m->lkey);
+	cr_expect_gt(mq->lkey.gen, gen, "looked up again under the new generation");
+	cr_expect_eq(mq->lkey.key, m->lkey);
 	cr_expect_eq(mwp_dereg_mr(m), 0);
 }
 

@@ -218,18 +218,9 @@ Test(resp_keys, a_write_whose_window_dies_between_its_packets_is_refused_at_the_
 static struct rte_mbuf *
 send_req(uint32_t psn, uint8_t fill)
 {
-	uint8_t data[64];
-	struct wire_frame pf = { .sqpn = qp->qp_num };
-	struct mwp_hdrs h = { .opcode = ROCE_OP_RC_SEND_ONLY, .dqpn = qp->qp_num,
-			      .psn = psn, .ackreq = true };
-	struct mwp_flow fl;
-	struct rte_mbuf *m = rte_pktmbuf_alloc(test_mp);
+	const struct mwp_hdrs h = { .opcode = ROCE_OP_RC_SEND_ONLY, .psn = psn, .ackreq = true };
 
-	cr_assert_not_null(m);
-	memset(data, fill, sizeof(data));
-	wire_peer_flow(&pf, &fl);
-	cr_assert_eq(mwp_build(m, &fl, &h, data, sizeof(data), NULL), 0);
-	return m;
+	return wire_request(qp, h, fill, 64);
 }
 
 /* The QP remembers the last receive key it looked up (recv_key): SENDs
@@ -258,7 +249,7 @@ Test(resp_keys, a_receive_whose_region_was_deregistered_after_a_send_used_it_is_
 		cr_expect_eq(wc.status, IBV_WC_SUCCESS);
 		cr_expect(filled(8192 + 256 * i, 64, (uint8_t)(0x51 + i)));
 	}
-	cr_expect_eq(to_mqp(qp)->resp.recv_lkey, rm->lkey, "the key is remembered");
+	cr_expect_eq(to_mqp(qp)->resp.recv_key.key, rm->lkey, "the key is remembered");
 	cr_assert_eq(mwp_dereg_mr(rm), 0);
 	rwr.wr_id = 12;
 	sge.addr = (uintptr_t)buf + 8192 + 512;

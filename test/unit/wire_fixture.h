@@ -162,6 +162,24 @@ wire_peer_flow(const struct wire_frame *f, struct mwp_flow *fl)
 	fl->sport = 0xd000;
 }
 
+/* A request from the peer to the fixture's QP q, h's fields (dqpn set
+ * here), with len bytes of fill: in an mbuf of the test pool. */
+static inline struct rte_mbuf *
+wire_request(const struct ibv_qp *q, struct mwp_hdrs h, uint8_t fill, uint32_t len)
+{
+	static uint8_t data[4096];
+	struct wire_frame pf = { .sqpn = q->qp_num };
+	struct mwp_flow fl;
+	struct rte_mbuf *m = rte_pktmbuf_alloc(test_mp);
+
+	FIX_ASSERT(m != NULL && len <= sizeof(data));
+	memset(data, fill, len);
+	wire_peer_flow(&pf, &fl);
+	h.dqpn = q->qp_num;
+	FIX_ASSERT(mwp_build(m, &fl, &h, data, len, NULL) == 0);
+	return m;
+}
+
 static inline void wire_pump(void);
 
 /* Hand frames from the peer to the queue; what it sends back is kept. */
