@@ -18,7 +18,7 @@ virtual queue that drains at the bottleneck's rate: the htb class's
 backlog.  Every veth end steers what it receives to one CPU (RPS), so
 that no link reorders frames.  Each sender is Debian's unmodified
 ib_write_bw (4 KiB WRITEs, RC, 80 outstanding) on an mwpath device on its
-veth (net_af_packet), the second started 1 s after the first; the receiver runs one ib_write_bw server, on a
+veth (net_af_packet), the second started 0.3 s after the first; the receiver runs one ib_write_bw server, on a
 device of its own, for each.  perftest's TCP exchange goes over the
 kernel's addresses on the same veths (10.9.0.1-3), the RDMA traffic to
 the devices' (10.9.0.11-14).  Every 100 ms a loop in the switch reads
@@ -58,7 +58,7 @@ SIZE = 4096
 # FIFO (80 x 4 KiB is 350 KB in frames) and the two first windows must
 # not come at once; two windows together still overflow it without
 # DCQCN (docs/congestion.md).
-STAGGER_S = 1.0
+STAGGER_S = 0.3
 TX_DEPTH = 80
 DCQCN_TIMEOUT = 18
 SAMPLE_S = 0.1
