@@ -257,12 +257,14 @@ def run(build, rate, seconds, cc, tag):
                       "-D", str(seconds), "-t", str(TX_DEPTH)]
             if cc == "dcqcn":
                 # The local ACK timeout 1 s (4.096 us << 18), not perftest's
-                # 67 ms: a sender whose thread the machine does not run for
-                # 67 ms (six busy threads and CI's other test on two cores)
-                # can take its timer before the ACKs waiting in its ring
-                # (a pass runs the engine's timers, then the rx burst) and
-                # send again what was never lost.  A frame lost is still
-                # sent again at once (the receiver's sequence NAK).
+                # 67 ms: a margin for a sender whose thread the machine
+                # does not run for that long (six busy threads and CI's
+                # other test on two cores).  A pass reads its rx burst
+                # before the engine's timers, so the ACKs waiting in the
+                # ring stop the timer -- but one not run while its ACKs
+                # were still on the way would send again what was never
+                # lost.  A frame lost is still sent again at once (the
+                # receiver's sequence NAK).
                 common += ["-u", str(DCQCN_TIMEOUT)]
             for s, r in (("s1", "r1"), ("s2", "r2")):
                 procs.append((r, subprocess.Popen(

@@ -212,10 +212,14 @@ unsigned int
 mwp_lcore_poll(struct mwp_lcore *lc)
 {
 	const uint64_t now = rte_rdtsc();
-	unsigned int work = mwp_engine_run(lc->eng, now);
+	unsigned int work = mwp_engine_run_work(lc->eng, now);
 
 	for (uint16_t i = 0; i < lc->nb_queues; i++)
 		work += poll_queue(lc, &lc->q[i]);
+	/* after the rx: a thread the OS did not run for an ACK timeout
+	 * reads the ACKs that came meanwhile before its timers can send a
+	 * window again (a congestion test's sender, 32 frames twice) */
+	work += mwp_engine_run_timers(lc->eng, now);
 	/*
 	 * Idle time is what this lcore itself saw: an lcore that the OS
 	 * does not schedule does not grow idle, so a loaded machine cannot

@@ -432,12 +432,13 @@ void mwp_lcore_leave(struct mwp_lcore *lc);
  * The poll loop; signature of lcore_function_t.
  *
  * Runs until *lc->stop is true, then returns 0.  On every iteration: the
- * engine's own work (mwp_engine_run: control requests, send queues,
- * timers), then for each queue the gate's work if the queue has reached
- * it, what it sends unprompted (mwp_queue_tx: requests, retransmissions,
- * READ responses owed, frames handed over), an rx burst (no further than
- * the gate), mwp_queue_rx, and a tx burst (frames the queue cannot take
- * are freed and counted as MWP_DROP_TX_FULL).
+ * engine's own work (mwp_engine_run_work: control requests, send queues),
+ * then for each queue the gate's work if the queue has reached it, what
+ * it sends unprompted (mwp_queue_tx: requests, retransmissions, READ
+ * responses owed, frames handed over), an rx burst (no further than the
+ * gate), mwp_queue_rx, and a tx burst (frames the queue cannot take are
+ * freed and counted as MWP_DROP_TX_FULL); last the engine's timers
+ * (mwp_engine_run_timers), after the ACKs of this pass were read.
  *
  * @param arg
  *   A struct mwp_lcore owned by this lcore for the duration of the call.

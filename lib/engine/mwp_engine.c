@@ -359,7 +359,7 @@ run_sq(struct mwp_engine *e, struct mwp_qp *qp)
 }
 
 unsigned int
-mwp_engine_run(struct mwp_engine *e, uint64_t now)
+mwp_engine_run_work(struct mwp_engine *e, uint64_t now)
 {
 	struct mwp_qp *qps[64], *qp;
 	unsigned int work = 0, n;
@@ -395,6 +395,18 @@ mwp_engine_run(struct mwp_engine *e, uint64_t now)
 		work += run_sq(e, qp);
 		e->st.sq_runs++;
 	}
-	work += mwp_timer_run(&e->s.tw, now);
 	return work;
+}
+
+unsigned int
+mwp_engine_run_timers(struct mwp_engine *e, uint64_t now)
+{
+	e->s.now = now;
+	return mwp_timer_run(&e->s.tw, now);
+}
+
+unsigned int
+mwp_engine_run(struct mwp_engine *e, uint64_t now)
+{
+	return mwp_engine_run_work(e, now) + mwp_engine_run_timers(e, now);
 }

@@ -26,14 +26,21 @@
  * The loop of a polling thread, once per pass:
  * @code
  *	now = rte_rdtsc();
- *	mwp_engine_run(eng, now);
+ *	mwp_engine_run_work(eng, now);
  *	for each queue q of the thread:
  *		n = mwp_queue_tx(q, tx, room);             // requests, READ responses
  *		nb_rx = rte_eth_rx_burst(port, queue, rx, 32);
  *		n += mwp_queue_rx(q, rx, nb_rx, tx + n, room - n);
  *		rte_eth_tx_burst(port, queue, tx, n);
+ *	mwp_engine_run_timers(eng, now);
  *	mwp_reader_quiescent(ctx, id);
  * @endcode
+ *
+ * The timers run after the queues' rx: a thread that the OS did not run
+ * for longer than a QP's ACK timeout reads the ACKs that came meanwhile
+ * before that QP's timer can fire and send its window again.
+ * mwp_engine_run() is the two at once, for a loop that has no rx of its
+ * own.
  */
 
 #include <stdbool.h>
@@ -49,7 +56,7 @@ struct mwp_queue;
 
 /** An engine's counters. */
 struct mwp_engine_stats {
-	uint64_t runs;		/**< mwp_engine_run calls */
+	uint64_t runs;		/**< passes (mwp_engine_run_work calls) */
 	uint64_t doorbells;	/**< send queues rung by posting threads */
 	uint64_t sq_runs;	/**< send queue runs */
 	uint64_t sq_deferred;	/**< ... whose work requests waited for a
@@ -119,13 +126,39 @@ void mwp_engine_park(struct mwp_engine *e);
  * since the last pass (binds and invalidations execute here, under the
  * device lock if it is free -- the engine never waits for it: while a
  * control thread holds it, they wait for a later pass, counted as
- * sq_deferred; data work requests go to the requester), and the timers
- * due by now.  Call once
- * per loop pass, before the queues' mwp_queue_tx().
+ * sq_deferred; data work requests go to the requester).  Call once per
+ * loop pass, before the queues' mwp_queue_tx(); mwp_engine_run_timers()
+ * after their rx.
  *
  * @param now
  *   The current TSC (rte_rdtsc()); the engine's notion of time until the
  *   next call.
+ * @return
+ *   Work done (0: nothing).
+ */
+unsigned int mwp_engine_run_work(struct mwp_engine *e, uint64_t now);
+
+/**
+ * The engine's timers due by now (ACK and RNR timeouts, the requester's
+ * waits, congestion control's): call once per loop pass, after the
+ * queues' rx, so that the ACKs that came while the thread was not run
+ * are read before an ACK timeout fires.  What they send (a window sent
+ * again) leaves with the next pass's mwp_queue_tx().
+ *
+ * @param now
+ *   The TSC given to this pass's mwp_engine_run_work().
+ * @return
+ *   Timers fired (0: none).
+ */
+unsigned int mwp_engine_run_timers(struct mwp_engine *e, uint64_t now);
+
+/**
+ * mwp_engine_run_work() and then mwp_engine_run_timers(): one pass of the
+ * engine for a loop without rx of its own between the two (a test's, a
+ * benchmark's).
+ *
+ * @param now
+ *   The current TSC (rte_rdtsc()).
  * @return
  *   Work done (0: nothing).
  */

@@ -769,6 +769,36 @@ Test(req, progress_restarts_the_ack_timer)
 	cr_expect_eq(to_mqp(q)->req.st.retrans, 0);
 }
 
+/* A thread the OS did not run for longer than the ACK timeout: the ACK
+ * that came meanwhile waits in the port's ring.  A pass reads it before
+ * the engine's timers run (mwp_engine_run_work, the queue's rx,
+ * mwp_engine_run_timers, as mwp_lcore_poll does), so nothing goes again.
+ * With the timers first, the window went again and the ACK was stale
+ * (the congestion test's sender, 32 frames twice). */
+Test(req, an_ack_waiting_when_the_thread_comes_back_is_read_before_the_timers)
+{
+	const uint64_t t_us = mwp_ack_timeout_ns(10) / 1000;
+	struct ibv_qp *q = req_qp(IBV_QPT_RC, 10, 7, 7, 4, 0, "::ffff:192.0.2.2");
+	const struct wire_frame *f[8];
+	unsigned int before;
+
+	for (int i = 0; i < 4; i++)
+		post(q, IBV_WR_SEND, (uint64_t)i, 0, 8);
+	pump(3);
+	before = wire.nb_frames;
+	/* the thread is not run for twice the timeout; then, in one pass */
+	wire.now += wire.hz / 1000000 * t_us * 2;
+	mwp_engine_run_work(wire.eng, wire.now);
+	wire_ack(q->qp_num, 3);			/* the queue's rx */
+	mwp_engine_run_timers(wire.eng, wire.now);
+	pump(3);
+	for (int i = 0; i < 4; i++)
+		expect_wc((uint64_t)i, IBV_WC_SUCCESS, IBV_WC_SEND);
+	cr_expect_eq(requests(before, f, 8), 0, "sent again though the ACK had come");
+	cr_expect_eq(to_mqp(q)->req.st.timeouts, 0);
+	cr_expect_eq(to_mqp(q)->req.st.retrans, 0);
+}
+
 /* The wait for the peer's MAC runs on the ACK timer's own timer: the
  * packets that leave once the MAC is known, while that wait's timer is
  * still armed, start the ACK clock all the same.  Before, the wait's
