@@ -317,7 +317,10 @@ mwp_qp_sq_queued(struct ibv_qp *ibqp)
 unsigned int
 mwp_qp_sq_outstanding(struct ibv_qp *ibqp)
 {
-	return __atomic_load_n(&to_mqp(ibqp)->sq_used, __ATOMIC_ACQUIRE);
+	const struct mwp_qp *qp = to_mqp(ibqp);
+
+	return __atomic_load_n(&qp->sq_posted, __ATOMIC_RELAXED) -
+	       __atomic_load_n(&qp->sq_freed, __ATOMIC_ACQUIRE);
 }
 
 unsigned int

@@ -136,11 +136,12 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 	else
 		qp->cap.max_recv_wr = RTE_MAX(cap->max_recv_wr, 1u);
 	qp->sq_sig_all = a->sq_sig_all != 0;
-	/* Posting may come from several threads; one thread executes.  HTS
-	 * for the posters, so that each writes its WQE in place, only the
-	 * bytes it uses (the zero-copy API; mwp_sq.c). */
+	/* Posting may come from several threads, one at a time (the QP's
+	 * post lock, which also counts its slots); one thread executes.
+	 * Each poster writes its WQE in place, only the bytes it uses (the
+	 * zero-copy API; mwp_sq.c). */
 	qp->sq = mwp_ring_make("sq", sizeof(struct mwp_wqe), RTE_MAX(qp->cap.max_send_wr, 1u),
-			       d->socket, RING_F_MP_HTS_ENQ | RING_F_SC_DEQ);
+			       d->socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	/* The responder lcore and the ERR flush may both take receives:
 	 * HTS keeps that safe and allows peeking. */
 	qp->rq = mwp_ring_make("rq", sizeof(struct mwp_rwqe), RTE_MAX(qp->cap.max_recv_wr, 1u),

@@ -262,7 +262,11 @@ struct mwp_qp {
 	uint32_t swq_mask;
 	uint32_t sq_head, sq_tail;	/* swq positions: oldest not delivered,
 					 * next free (free-running) */
-	uint32_t sq_used;		/* posted and not yet completed */
+	/* slots held from post to completion (verbs' send queue depth):
+	 * posted - freed.  sq_posted is the posters' (under sq_post_lock),
+	 * sq_freed the runner's (mwp_sq_deliver, store-release) */
+	uint32_t sq_posted, sq_freed;
+	uint32_t sq_post_lock;		/* posters, one at a time (mwp_sq.c) */
 	uint32_t rd_atomic_out;		/* READ/ATOMIC executed, not complete */
 	uint32_t det_bind_out;		/* DET binds not yet completed */
 	/* the last local key mwp_wqe_prepare looked up, and its region

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include <rte_pause.h>
 #include <rte_ring_elem.h>
 
 #include "mwp_cq.h"
@@ -60,31 +61,48 @@ is_rd_atomic(uint32_t op)
 	       op == IBV_WR_ATOMIC_FETCH_AND_ADD || op == IBV_WR_ATOMIC_WRITE;
 }
 
+/* The post lock: one poster at a time writes the ring (single-producer:
+ * no compare-and-swap of its own) and counts the slots.  One locked
+ * instruction a post, where the slot count's atomic add and the
+ * multi-producer ring's compare-and-swap were two. */
+static inline void
+post_lock(struct mwp_qp *qp)
+{
+	uint32_t free_ = 0;
+
+	while (!__atomic_compare_exchange_n(&qp->sq_post_lock, &free_, 1, false,
+					    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		while (__atomic_load_n(&qp->sq_post_lock, __ATOMIC_RELAXED) != 0)
+			rte_pause();
+		free_ = 0;
+	}
+}
+
+static inline void
+post_unlock(struct mwp_qp *qp)
+{
+	__atomic_store_n(&qp->sq_post_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* n more slots under the post lock, or false: the send queue is full.
+ * The runner frees slots (sq_freed) before their completions are seen,
+ * so a program that posts as soon as it polls one finds room. */
+static inline bool
+take_slots(struct mwp_qp *qp, unsigned int n)
+{
+	const uint32_t held = qp->sq_posted - __atomic_load_n(&qp->sq_freed, __ATOMIC_ACQUIRE);
+
+	if (held + n > qp->cap.max_send_wr)
+		return false;
+	/* read without the lock by mwp_qp_sq_outstanding */
+	__atomic_store_n(&qp->sq_posted, qp->sq_posted + n, __ATOMIC_RELAXED);
+	return true;
+}
+
 int
 mwp_sq_post(struct mwp_qp *qp, const struct mwp_wqe *w)
 {
-	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
-	struct rte_ring_zc_data zcd;
-
-	/* In ERR the WQE is taken and flushed with WR_FLUSH_ERR. */
-	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
-		return EINVAL;
-	/* A slot is held from post to completion (verbs' send queue depth). */
-	if (__atomic_fetch_add(&qp->sq_used, 1, __ATOMIC_ACQ_REL) >= qp->cap.max_send_wr) {
-		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
-		return ENOMEM;
-	}
-	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq, sizeof(*w), 1, &zcd, NULL) != 1) {
-		__atomic_fetch_sub(&qp->sq_used, 1, __ATOMIC_RELEASE);
-		return ENOMEM;
-	}
-	/* one slot is never split: the bytes that mean something, in place,
-	 * then published (the release after the writes it covers) */
-	memcpy(zcd.ptr1, w, mwp_wqe_size(w));
-	MWP_TSAN_RELEASE(qp->sq);
-	rte_ring_enqueue_zc_elem_finish(qp->sq, 1);
-	mwp_sched_doorbell(qp);
-	return 0;
+	return mwp_sq_post_n(qp, w, 1);
 }
 
 int
@@ -93,24 +111,30 @@ mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
 	enum ibv_qp_state st = __atomic_load_n(&qp->ibqp.state, __ATOMIC_ACQUIRE);
 	struct rte_ring_zc_data zcd;
 
+	/* In ERR the WQE is taken and flushed with WR_FLUSH_ERR. */
 	if (st == IBV_QPS_RESET || st == IBV_QPS_INIT || st == IBV_QPS_RTR)
 		return EINVAL;
 	if (n == 0)
 		return 0;
-	if (__atomic_fetch_add(&qp->sq_used, n, __ATOMIC_ACQ_REL) + n > qp->cap.max_send_wr) {
-		__atomic_fetch_sub(&qp->sq_used, n, __ATOMIC_RELEASE);
+	post_lock(qp);
+	/* a slot is held from post to completion (verbs' send queue depth) */
+	if (!take_slots(qp, n)) {
+		post_unlock(qp);
 		return ENOMEM;
 	}
 	if (rte_ring_enqueue_zc_bulk_elem_start(qp->sq, sizeof(*w), n, &zcd, NULL) != n) {
-		__atomic_fetch_sub(&qp->sq_used, n, __ATOMIC_RELEASE);
+		__atomic_store_n(&qp->sq_posted, qp->sq_posted - n, __ATOMIC_RELAXED);
+		post_unlock(qp);
 		return ENOMEM;
 	}
-	/* in place, as mwp_sq_post; the slots may wrap at the ring's end */
+	/* in place, only the bytes that mean something; the slots may wrap
+	 * at the ring's end; published by the release after the writes */
 	for (unsigned int i = 0; i < n; i++)
 		memcpy(i < zcd.n1 ? (struct mwp_wqe *)zcd.ptr1 + i :
 		       (struct mwp_wqe *)zcd.ptr2 + (i - zcd.n1), &w[i], mwp_wqe_size(&w[i]));
 	MWP_TSAN_RELEASE(qp->sq);
 	rte_ring_enqueue_zc_elem_finish(qp->sq, n);
+	post_unlock(qp);
 	mwp_sched_doorbell(qp);
 	return 0;
 }
@@ -143,15 +167,16 @@ mwp_sq_deliver(struct mwp_qp *qp)
 		return 0;
 	/* their slots are free before their completions are seen: a
 	 * program that posts again as soon as it polls one (qperf does)
-	 * must find room.  One atomic for them all. */
-	__atomic_fetch_sub(&qp->sq_used, ready, __ATOMIC_RELEASE);
+	 * must find room.  This thread alone writes sq_freed: a store. */
+	__atomic_store_n(&qp->sq_freed, qp->sq_freed + ready, __ATOMIC_RELEASE);
 	while ((uint32_t)n < ready) {
 		struct mwp_swqe *e = mwp_swqe_at(qp, qp->sq_head);
 
 		if ((e->signaled || e->wc.status != IBV_WC_SUCCESS) &&
 		    mwp_cq_push(qp->scq, &e->wc) != 0) {
 			/* the rest keep their slots until they are delivered */
-			__atomic_fetch_add(&qp->sq_used, ready - (uint32_t)n, __ATOMIC_RELAXED);
+			__atomic_store_n(&qp->sq_freed, qp->sq_freed - (ready - (uint32_t)n),
+					 __ATOMIC_RELAXED);
 			mwp_qp_overrun(qp);
 			break;
 		}
@@ -403,5 +428,9 @@ mwp_sq_reset(struct mwp_qp *qp)
 		;
 	qp->sq_head = qp->sq_tail = 0;
 	qp->rd_atomic_out = qp->det_bind_out = 0;
-	__atomic_store_n(&qp->sq_used, 0, __ATOMIC_RELEASE);
+	/* no poster in RESET (mwp_sq_post_n refuses it); the lock all the
+	 * same, for one that read the state before it changed */
+	post_lock(qp);
+	__atomic_store_n(&qp->sq_freed, qp->sq_posted, __ATOMIC_RELEASE);
+	post_unlock(qp);
 }

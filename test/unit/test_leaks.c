@@ -53,7 +53,7 @@ lifecycle(void)
 	FIX_ASSERT(next_wc(&wc) && wc.status == IBV_WC_WR_FLUSH_ERR);
 	cr_expect_eq(rte_ring_count(to_mqp(qp)->sq), 0);
 	cr_expect_eq(to_mqp(qp)->sq_tail - to_mqp(qp)->sq_head, 0);
-	cr_expect_eq(to_mqp(qp)->sq_used, 0);
+	cr_expect_eq(mwp_qp_sq_outstanding(qp), 0);
 	cr_expect_eq(mwp_keys_count(mwp_device_keys(ctx)), 3, "two MRs and the Type 1 window");
 	FIX_ASSERT(ibv_dealloc_mw(w1) == 0);
 	FIX_ASSERT(ibv_dealloc_mw(w2) == 0);

@@ -317,7 +317,7 @@ Test(order5, a_failure_mid_list_then_reset_and_back_to_rts_recovers_the_same_qp)
 	cr_assert_eq(mwp_modify_qp(qp, &a, IBV_QP_STATE), 0);
 	cr_expect_eq(qp->state, IBV_QPS_RESET);
 	cr_expect_eq(rte_ring_count(to_mqp(qp)->sq), 0);
-	cr_expect_eq(to_mqp(qp)->sq_used, 0);
+	cr_expect_eq(mwp_qp_sq_outstanding(qp), 0);
 	/* the same QP, RESET -> INIT -> RTR -> RTS */
 	qp_to_rts(qp);
 	cr_assert_eq(qp->state, IBV_QPS_RTS);
@@ -469,7 +469,7 @@ Test(order5, a_mixed_list_of_1008_wqes_on_three_qps_completes_in_order)
 	cr_expect_eq(done, 1008);
 	cr_expect_eq(mwp_keys_count(mwp_device_keys(ctx)), 2, "only the two MRs remain");
 	for (int q = 0; q < 3; q++)
-		cr_expect_eq(to_mqp(qs[q])->sq_used, 0);
+		cr_expect_eq(mwp_qp_sq_outstanding(qs[q]), 0);
 }
 
 /* ---- section 6: the DET-style bind ---- */
