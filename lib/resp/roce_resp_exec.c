@@ -449,7 +449,7 @@ resp_flow(struct mwp_resp_ctx *c, struct mwp_resp *r, const struct rte_mbuf *m,
 	mwp_flow_mirror(&f, m, p, c->port->ecn);
 	if (unlikely(memcmp(&f, &r->flow, sizeof(f)) != 0 || !r->tmpl.len)) {
 		r->flow = f;
-		mwp_answer_tmpl_make(&r->tmpl, &r->flow);
+		mwp_flow_tmpl_make(&r->tmpl, &r->flow);
 	}
 	r->flow_gen = c->gen;
 }

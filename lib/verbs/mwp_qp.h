@@ -194,7 +194,7 @@ struct mwp_resp {
 	} atom[MWP_ATOMIC_CACHE];
 	uint8_t atom_next;
 	struct mwp_flow flow;	/* where answers go: the last request mirrored */
-	struct mwp_answer_tmpl tmpl;	/* flow's headers, for each answer */
+	struct mwp_flow_tmpl tmpl;	/* flow's headers, for each answer */
 	uint64_t flow_gen;	/* burst in which flow was last mirrored */
 	struct mwp_qp_stats st;
 };
@@ -234,6 +234,7 @@ struct mwp_req {
 	struct rte_ether_addr mac;	/* the peer's */
 	uint8_t gid[16];	/* UD: whose mac is (the last destination) */
 	struct mwp_flow flow;	/* the headers towards it (have_mac) */
+	struct mwp_flow_tmpl tmpl;	/* flow's, for each request (RC, UC) */
 	struct mwp_timer tmr;	/* the local ACK or RNR timer */
 	struct mwp_req_stats st;
 };

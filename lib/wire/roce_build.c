@@ -264,7 +264,7 @@ build(struct rte_mbuf *m, const struct mwp_flow *f, const struct mwp_hdrs *h,
 }
 
 void
-mwp_answer_tmpl_make(struct mwp_answer_tmpl *t, const struct mwp_flow *f)
+mwp_flow_tmpl_make(struct mwp_flow_tmpl *t, const struct mwp_flow *f)
 {
 	struct mwp_pkt p = { 0 };
 
@@ -304,31 +304,24 @@ mwp_answer_hdrs(struct mwp_hdrs *h, const struct mwp_answer *a)
 	};
 }
 
-int
-mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
-		 const struct mwp_answer *a, const void *payload, uint32_t len,
-		 struct mwp_pkt *p)
+/* The template's headers into m, with the lengths of a frame of
+ * opcode op and len payload bytes: returns its first byte, or NULL if
+ * it does not fit (-ENOSPC). */
+static __rte_always_inline uint8_t *
+tmpl_frame(struct rte_mbuf *m, const struct mwp_flow_tmpl *t, const struct roce_opcode_info *op,
+	   uint32_t len, uint8_t pad)
 {
-	const struct roce_opcode_info *op = &roce_opcode[a->opcode];
-	const uint8_t pad = (uint8_t)(-len & 3);
 	const uint32_t udp_len = sizeof(struct rte_udp_hdr) + op->hdr_len + len + pad +
 				 ROCE_ICRC_BYTES;
 	const uint32_t frame = t->l4_off + udp_len;
 	const uint32_t copy = RTE_ALIGN_CEIL((uint32_t)t->len, 16u);
-	const uint32_t bth = t->l4_off + sizeof(struct rte_udp_hdr);
 	struct rte_udp_hdr *udp;
 	uint8_t *d;
 
 	RTE_BUILD_BUG_ON(sizeof(t->hdr) % 16 != 0);
-	/* an answer's opcode: no extension header but AETH and AtomicAckETH */
-	if (unlikely(!(op->mask & ROCE_M_RESP) ||
-		     (op->mask & (ROCE_M_DETH | ROCE_M_RETH | ROCE_M_ATMETH |
-				  ROCE_M_IMMDT | ROCE_M_IETH | ROCE_M_CNP)) ||
-		     m->data_len != 0 || (len != 0 && !(op->mask & ROCE_M_PAYLOAD))))
-		return -EINVAL;
 	/* the headers go in as whole 16-byte blocks: room for those too */
 	if (unlikely(frame > UINT16_MAX || RTE_MAX(frame, copy) > rte_pktmbuf_tailroom(m)))
-		return -ENOSPC;
+		return NULL;
 	d = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)frame);
 	for (unsigned int i = 0; i < copy; i += 16)
 		rte_mov16(d + i, t->hdr + i);
@@ -346,6 +339,39 @@ mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
 	/* UDP ports and checksum come with the template */
 	udp = (void *)(d + t->l4_off);
 	udp->dgram_len = rte_cpu_to_be_16((uint16_t)udp_len);
+	return d;
+}
+
+/* The parsed view's fields up to the BTH, from the template. */
+static __rte_always_inline void
+tmpl_view(struct mwp_pkt *p, const struct mwp_flow_tmpl *t)
+{
+	p->l3_off = t->l3_off;
+	p->l4_off = t->l4_off;
+	p->vlan_tci = t->vlan_tci;
+	p->flags = t->flags | MWP_PKT_BTH;
+	p->tos = t->tos;
+}
+
+int
+mwp_build_answer(struct rte_mbuf *m, const struct mwp_flow_tmpl *t,
+		 const struct mwp_answer *a, const void *payload, uint32_t len,
+		 struct mwp_pkt *p)
+{
+	const struct roce_opcode_info *op = &roce_opcode[a->opcode];
+	const uint8_t pad = (uint8_t)(-len & 3);
+	const uint32_t bth = t->l4_off + sizeof(struct rte_udp_hdr);
+	uint8_t *d;
+
+	/* an answer's opcode: no extension header but AETH and AtomicAckETH */
+	if (unlikely(!(op->mask & ROCE_M_RESP) ||
+		     (op->mask & (ROCE_M_DETH | ROCE_M_RETH | ROCE_M_ATMETH |
+				  ROCE_M_IMMDT | ROCE_M_IETH | ROCE_M_CNP)) ||
+		     m->data_len != 0 || (len != 0 && !(op->mask & ROCE_M_PAYLOAD))))
+		return -EINVAL;
+	d = tmpl_frame(m, t, op, len, pad);
+	if (unlikely(d == NULL))
+		return -ENOSPC;
 	/* an answer's BTH: no SE, MIG, FECN, BECN or AckReq, the default
 	 * P_Key (what mwp_answer_hdrs gives write_bth) */
 	put_bth(d + bth, a->opcode, (uint8_t)(pad << ROCE_BTH_PAD_SHIFT), 0xffff, 0,
@@ -356,11 +382,30 @@ mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
 		put_be64(d + bth + op->off[ROCE_EH_ATMACK], a->orig);
 	write_payload(d, (uint16_t)bth, op, a->opcode, a->dqpn, a->psn, payload, len,
 		      pad, p);
-	p->l3_off = t->l3_off;
-	p->l4_off = t->l4_off;
-	p->vlan_tci = t->vlan_tci;
-	p->flags = t->flags | MWP_PKT_BTH;
-	p->tos = t->tos;
+	tmpl_view(p, t);
+	return 1;
+}
+
+int
+mwp_build_tmpl(struct rte_mbuf *m, const struct mwp_flow_tmpl *t,
+	       const struct mwp_hdrs *h, const void *payload, uint32_t len,
+	       struct mwp_pkt *p)
+{
+	const struct roce_opcode_info *op = &roce_opcode[h->opcode];
+	const uint8_t pad = (uint8_t)(-len & 3);
+	const uint32_t bth = t->l4_off + sizeof(struct rte_udp_hdr);
+	uint8_t *d;
+
+	if (unlikely(op->mask == 0 || m->data_len != 0 ||
+		     (len != 0 && !(op->mask & ROCE_M_PAYLOAD))))
+		return -EINVAL;
+	d = tmpl_frame(m, t, op, len, pad);
+	if (unlikely(d == NULL))
+		return -ENOSPC;
+	write_bth(d + bth, h, pad);
+	write_ehs(d + bth, op, h);
+	write_payload(d, (uint16_t)bth, op, h->opcode, h->dqpn, h->psn, payload, len, pad, p);
+	tmpl_view(p, t);
 	return 1;
 }
 

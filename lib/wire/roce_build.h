@@ -133,11 +133,12 @@ int mwp_build_deferred(struct rte_mbuf *m, const struct mwp_flow *f,
 		       uint32_t len, struct mwp_pkt *p);
 
 /**
- * A flow's Ethernet, VLAN, IP and UDP headers, made once: answers to the
+ * A flow's Ethernet, VLAN, IP and UDP headers, made once: frames to the
  * same peer differ in these only by their lengths (and the IPv4
- * checksum), so mwp_build_answer copies them instead of laying them out.
+ * checksum), so mwp_build_answer and mwp_build_tmpl copy them instead of
+ * laying them out.
  */
-struct mwp_answer_tmpl {
+struct mwp_flow_tmpl {
 	uint8_t hdr[80];	/**< the headers, then zeros (copied whole) */
 	uint8_t len;		/**< header bytes in hdr */
 	uint8_t l3_off;		/**< IP header */
@@ -152,8 +153,23 @@ struct mwp_answer_tmpl {
 				 *  length and checksum */
 };
 
-/** Make the template of a flow's answers. */
-void mwp_answer_tmpl_make(struct mwp_answer_tmpl *t, const struct mwp_flow *f);
+/** Make the template of a flow's frames (a responder's answers, a
+ *  requester's requests). */
+void mwp_flow_tmpl_make(struct mwp_flow_tmpl *t, const struct mwp_flow *f);
+
+/**
+ * Build any frame of a template's flow (t->usable): the bytes
+ * mwp_build_deferred makes from the same flow and headers, with the
+ * Ethernet, VLAN, IP and UDP headers copied from the template in 16-byte
+ * blocks (the mbuf needs room for the last block even if the frame ends
+ * before it) and only their lengths and the IPv4 checksum written.
+ *
+ * @return
+ *   1 (the ICRC is left to do); or as mwp_build.
+ */
+int mwp_build_tmpl(struct rte_mbuf *m, const struct mwp_flow_tmpl *t,
+		   const struct mwp_hdrs *h, const void *payload, uint32_t len,
+		   struct mwp_pkt *p);
 
 /** What a responder's answer carries besides its flow: an ACKNOWLEDGE,
  *  an ATOMIC ACKNOWLEDGE or an RDMA READ response. */
@@ -179,7 +195,7 @@ void mwp_answer_hdrs(struct mwp_hdrs *h, const struct mwp_answer *a);
  *   1 (the ICRC is left to do); -EINVAL for an opcode that is not an
  *   answer's, or as mwp_build.
  */
-int mwp_build_answer(struct rte_mbuf *m, const struct mwp_answer_tmpl *t,
+int mwp_build_answer(struct rte_mbuf *m, const struct mwp_flow_tmpl *t,
 		     const struct mwp_answer *a, const void *payload, uint32_t len,
 		     struct mwp_pkt *p);
 

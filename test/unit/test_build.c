@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The responder's answers built from a flow's template (mwp_build_answer)
- * are the frames the generic builder makes (mwp_build_deferred), byte for
- * byte and view for view, for every answer opcode, IPv4 and IPv6, with and
- * without a VLAN tag, over payload lengths that take every pad; and the
- * template path refuses what is not an answer.
+ * and the requester's requests built from theirs (mwp_build_tmpl) are the
+ * frames the generic builder makes (mwp_build_deferred), byte for byte
+ * and view for view, for every opcode, IPv4 and IPv6, with and without a
+ * VLAN tag, over payload lengths that take every pad; and the template
+ * paths refuse what they cannot build.
  */
 #include <rte_ip.h>
 
@@ -52,9 +53,9 @@ Test(build, answers_from_a_template_equal_the_generic_builder)
 	for (int v6 = 0; v6 < 2; v6++)
 		for (int vlan = 0; vlan < 2; vlan++, k++) {
 			const struct mwp_flow f = answer_flow(v6, vlan, k);
-			struct mwp_answer_tmpl t;
+			struct mwp_flow_tmpl t;
 
-			mwp_answer_tmpl_make(&t, &f);
+			mwp_flow_tmpl_make(&t, &f);
 			cr_assert(t.usable);
 			for (size_t o = 0; o < sizeof(ops); o++)
 				for (size_t l = 0; l < RTE_DIM(lens); l++) {
@@ -95,17 +96,110 @@ Test(build, answers_from_a_template_equal_the_generic_builder)
 	cr_expect_eq(built, 4 * (2 + 4 * RTE_DIM(lens)));
 }
 
+/* Every request opcode (RC, UC, UD; each extension header with values in
+ * every field), from a template and from the generic builder. */
+Test(build, requests_from_a_template_equal_the_generic_builder)
+{
+	const uint32_t lens[] = { 0, 1, 2, 3, 4, 7, 8, 64, 1023, 1024, 4096 };
+	static uint8_t payload[4096];
+	unsigned int k = 0, built = 0, ops = 0;
+
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 5 + 3);
+	for (unsigned int op = 0; op < 256; op++) {
+		const uint32_t mask = roce_opcode[op].mask;
+
+		if (mask == 0 || !(mask & ROCE_M_REQ))
+			continue;
+		ops++;
+		for (int v6 = 0; v6 < 2; v6++)
+			for (int vlan = 0; vlan < 2; vlan++, k++) {
+				const struct mwp_flow f = answer_flow(v6, vlan, k % 7);
+				struct mwp_flow_tmpl t;
+
+				mwp_flow_tmpl_make(&t, &f);
+				cr_assert(t.usable);
+				for (size_t l = 0; l < RTE_DIM(lens); l++) {
+					const bool data = mask & ROCE_M_PAYLOAD;
+					const uint32_t len = data ? lens[l] : 0;
+					const struct mwp_hdrs h = {
+						.opcode = (uint8_t)op, .se = l & 1, .mig = l & 2,
+						.ackreq = l & 4, .fecn = l == 3, .becn = l == 5,
+						.pkey = l == 6 ? 0x8001 : 0,
+						.dqpn = 0xabcdef + (uint32_t)l,
+						.psn = 0xfffff0 + (uint32_t)l,
+						.reth = { 0x1122334455667788ull + l, 0x9abc0000 + (uint32_t)l,
+							  65536 + (uint32_t)l },
+						.atmeth = { 0x0807060504030201ull, 0x4242 + (uint32_t)l,
+							    0x1111222233334444ull, 0x5555666677778888ull },
+						.imm = 0xfeedbeef, .ieth_rkey = 0x80000142 + (uint32_t)l,
+						.deth = { 0x80010000 + (uint32_t)l, 0x000123 + (uint32_t)l },
+					};
+					struct mwp_pkt pa, pg;
+
+					if (!data && l != 0)
+						continue;
+					mwp_mbuf_wrap(&ta.m, ta.data, sizeof(ta.data), 0);
+					mwp_mbuf_wrap(&tg.m, tg.data, sizeof(tg.data), 0);
+					memset(&pa, 0x5a, sizeof(pa));
+					memset(&pg, 0x5a, sizeof(pg));
+					cr_assert_eq(mwp_build_tmpl(&ta.m, &t, &h, payload, len, &pa), 1,
+						     "%s", roce_opcode[op].name);
+					cr_assert_eq(mwp_build_deferred(&tg.m, &f, &h, payload, len, &pg), 1);
+					mwp_icrc_fill(&ta.m, &pa);
+					mwp_icrc_fill(&tg.m, &pg);
+					cr_assert_eq(ta.m.data_len, tg.m.data_len, "%s len %u",
+						     roce_opcode[op].name, len);
+					cr_assert(memcmp(ta.data, tg.data, tg.m.data_len) == 0,
+						  "bytes differ: %s len %u v6 %d vlan %d",
+						  roce_opcode[op].name, len, v6, vlan);
+					cr_assert(same_view(&pa, &pg),
+						  "views differ: %s len %u v6 %d vlan %d",
+						  roce_opcode[op].name, len, v6, vlan);
+					built++;
+				}
+			}
+	}
+	cr_expect_eq(ops, 32, "request opcodes: %u", ops);
+	cr_expect_gt(built, ops * 4);
+}
+
+Test(build, the_request_template_path_refuses_what_it_cannot_build)
+{
+	const struct mwp_flow f = answer_flow(false, false, 1);
+	const struct mwp_hdrs read = { .opcode = ROCE_OP_RC_RDMA_READ_REQUEST };
+	const struct mwp_hdrs none = { .opcode = 0x1f };	/* no such opcode */
+	const struct mwp_hdrs send = { .opcode = ROCE_OP_RC_SEND_ONLY };
+	struct mwp_flow_tmpl t;
+	struct mwp_pkt p;
+	uint8_t small[64];
+	struct rte_mbuf m;
+
+	mwp_flow_tmpl_make(&t, &f);
+	mwp_mbuf_wrap(&ta.m, ta.data, sizeof(ta.data), 0);
+	cr_expect_eq(mwp_build_tmpl(&ta.m, &t, &read, "x", 1, &p), -EINVAL, "payload on a READ");
+	cr_expect_eq(mwp_build_tmpl(&ta.m, &t, &none, NULL, 0, &p), -EINVAL);
+	cr_expect_eq(ta.m.data_len, 0);
+	/* a 66-byte SEND ONLY with 8 bytes does not fit 64 */
+	mwp_mbuf_wrap(&m, small, sizeof(small), 0);
+	cr_expect_eq(mwp_build_tmpl(&m, &t, &send, "12345678", 8, &p), -ENOSPC);
+	cr_expect_eq(m.data_len, 0);
+	/* nor into an mbuf that holds a frame already */
+	mwp_mbuf_wrap(&m, small, sizeof(small), 10);
+	cr_expect_eq(mwp_build_tmpl(&m, &t, &send, NULL, 0, &p), -EINVAL);
+}
+
 Test(build, the_template_path_takes_only_answers_that_fit)
 {
 	const struct mwp_flow f = answer_flow(false, false, 1);
 	const struct mwp_answer req = { .opcode = ROCE_OP_RC_RDMA_WRITE_ONLY };
 	const struct mwp_answer ack = { .opcode = ROCE_OP_RC_ACKNOWLEDGE };
-	struct mwp_answer_tmpl t;
+	struct mwp_flow_tmpl t;
 	struct mwp_pkt p;
 	uint8_t small[60];
 	struct rte_mbuf m;
 
-	mwp_answer_tmpl_make(&t, &f);
+	mwp_flow_tmpl_make(&t, &f);
 	mwp_mbuf_wrap(&ta.m, ta.data, sizeof(ta.data), 0);
 	cr_expect_eq(mwp_build_answer(&ta.m, &t, &req, NULL, 0, &p), -EINVAL);
 	cr_expect_eq(mwp_build_answer(&ta.m, &t, &ack, "x", 1, &p), -EINVAL);
@@ -118,10 +212,10 @@ Test(build, the_template_path_takes_only_answers_that_fit)
 Test(build, a_flow_with_an_ipv6_udp_checksum_has_no_template)
 {
 	struct mwp_flow f = answer_flow(true, false, 2);
-	struct mwp_answer_tmpl t;
+	struct mwp_flow_tmpl t;
 
 	f.udp6_csum = true;
-	mwp_answer_tmpl_make(&t, &f);
+	mwp_flow_tmpl_make(&t, &f);
 	cr_expect(!t.usable);
 }
 
