@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/membarrier.h>
 
 #include <rte_atomic.h>
 #include <rte_cycles.h>
@@ -27,6 +29,137 @@
 /* QPs one engine may own: every slot of its ports' QP tables. */
 #define ENGINE_MAX_QPS		(MWP_ENGINE_MAX_QUEUES * MWP_PORT_QP_SLOTS)
 #define ENGINE_CMD_RING		64
+
+/*
+ * Watched send queues.  A post rings the engine's doorbell with a locked
+ * exchange (mwp_sched_doorbell: a full fence, against the engine's clear
+ * of the bell); at 64 B that was a few percent of a WRITE from post to
+ * completion.  A QP whose send queue was rung is watched instead: every
+ * pass the engine compares the ring's tail with the last it saw, and its
+ * posters ring no doorbell while sq_watched is set.  A QP with no post
+ * for WATCH_IDLE_US is let go: the engine clears sq_watched, runs
+ * membarrier(2) -- every thread of the process passes a full fence --
+ * and reads the tail again.  A poster's tail store and its read of the
+ * flag then cannot both miss: either the engine sees the post, or the
+ * poster sees the flag cleared and rings.  The expensive fence is the
+ * engine's, once for a batch of idle QPs, instead of the poster's, once
+ * a post.  Without membarrier(2) (a kernel before 4.14, a seccomp
+ * filter, a child after fork) nothing is watched.
+ */
+#define WATCH_IDLE_US		1000
+
+/* membarrier(2)'s expedited private barrier, registered for the process
+ * (once; again in a child after fork, which does not inherit it). */
+static bool
+membarrier_ready(void)
+{
+	static int pid;
+	const int me = getpid();
+	long cmds;
+
+	if (__atomic_load_n(&pid, __ATOMIC_ACQUIRE) == me)
+		return true;
+	cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds < 0 || !(cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) ||
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) != 0)
+		return false;
+	__atomic_store_n(&pid, me, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Every thread of the process through a full fence.  false: it cannot. */
+static bool
+fence_all_threads(void)
+{
+	return membarrier_ready() &&
+	       syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0;
+}
+
+static inline uint32_t
+sq_tail(const struct mwp_qp *qp)
+{
+	return __atomic_load_n(&qp->sq->prod.tail, __ATOMIC_ACQUIRE);
+}
+
+/* The QP's send queue was rung and runs this pass: watch it from now. */
+static void
+watch(struct mwp_engine *e, struct mwp_qp *qp)
+{
+	if (!e->s.watch_ok || qp->on_watch_list)
+		return;
+	/* posts up to this tail run this pass (the QP was kicked) */
+	qp->watch_tail = sq_tail(qp);
+	qp->watch_tsc = e->s.now;
+	__atomic_store_n(&qp->sq_watched, 1, __ATOMIC_RELAXED);
+	TAILQ_INSERT_TAIL(&e->s.watch_list, qp, watch_link);
+	qp->on_watch_list = 1;
+	e->st.watched++;
+}
+
+/* Off the watch list (a QP that leaves the engine, an engine that
+ * stops: mwp_poll runs every send queue it has, rung or not). */
+static void
+unwatch_now(struct mwp_engine *e, struct mwp_qp *qp)
+{
+	if (!qp->on_watch_list)
+		return;
+	__atomic_store_n(&qp->sq_watched, 0, __ATOMIC_RELAXED);
+	TAILQ_REMOVE(&e->s.watch_list, qp, watch_link);
+	qp->on_watch_list = 0;
+}
+
+/* The watched send queues: those with new posts run; those idle for
+ * WATCH_IDLE_US are let go (see above). */
+static void
+watch_pass(struct mwp_engine *e)
+{
+	TAILQ_HEAD(, mwp_qp) idle = TAILQ_HEAD_INITIALIZER(idle);
+	struct mwp_qp *qp, *nx;
+	const bool can_fence = e->s.watch_ok;
+
+	for (qp = TAILQ_FIRST(&e->s.watch_list); qp != NULL; qp = nx) {
+		const uint32_t tail = sq_tail(qp);
+
+		nx = TAILQ_NEXT(qp, watch_link);
+		if (tail != qp->watch_tail) {
+			MWP_TSAN_ACQUIRE(qp->sq);
+			qp->watch_tail = tail;
+			qp->watch_tsc = e->s.now;
+			mwp_sched_kick_sq(qp);
+		} else if (e->s.now - qp->watch_tsc > e->s.watch_idle && can_fence) {
+			__atomic_store_n(&qp->sq_watched, 0, __ATOMIC_RELAXED);
+			TAILQ_REMOVE(&e->s.watch_list, qp, watch_link);
+			TAILQ_INSERT_TAIL(&idle, qp, watch_link);
+		}
+	}
+	if (TAILQ_EMPTY(&idle))
+		return;
+	if (!fence_all_threads()) {
+		/* no barrier (a child after fork): watch them for good */
+		e->s.watch_ok = false;
+		while ((qp = TAILQ_FIRST(&idle)) != NULL) {
+			TAILQ_REMOVE(&idle, qp, watch_link);
+			__atomic_store_n(&qp->sq_watched, 1, __ATOMIC_RELAXED);
+			TAILQ_INSERT_TAIL(&e->s.watch_list, qp, watch_link);
+		}
+		return;
+	}
+	while ((qp = TAILQ_FIRST(&idle)) != NULL) {
+		TAILQ_REMOVE(&idle, qp, watch_link);
+		if (sq_tail(qp) != qp->watch_tail) {
+			/* posted while the flag was still seen set: it runs,
+			 * and the QP stays watched */
+			qp->watch_tail = sq_tail(qp);
+			qp->watch_tsc = e->s.now;
+			__atomic_store_n(&qp->sq_watched, 1, __ATOMIC_RELAXED);
+			TAILQ_INSERT_TAIL(&e->s.watch_list, qp, watch_link);
+			mwp_sched_kick_sq(qp);
+			continue;
+		}
+		qp->on_watch_list = 0;
+		e->st.unwatched++;
+	}
+}
 
 /* A control request; lives on the requesting thread's stack until done. */
 struct mwp_engine_cmd {
@@ -71,6 +204,9 @@ mwp_engine_create(unsigned int id, int socket)
 	e->s.now = rte_rdtsc();
 	TAILQ_INIT(&e->qps);
 	TAILQ_INIT(&e->s.sq_list);
+	TAILQ_INIT(&e->s.watch_list);
+	e->s.watch_ok = membarrier_ready();
+	e->s.watch_idle = e->s.tsc_hz / 1000000 * WATCH_IDLE_US;
 	mwp_timer_wheel_init(&e->s.tw, e->s.tsc_hz, e->s.now);
 	/* each QP is in the doorbell ring at most once (db_rung) */
 	snprintf(name, sizeof(name), "mwp_db%u", n);
@@ -121,6 +257,7 @@ unlist(struct mwp_engine *e, struct mwp_qp *qp)
 		e->s.nb_sq--;
 	}
 	mwp_sched_untx(qp);
+	unwatch_now(e, qp);
 	mwp_timer_cancel(&e->s.tw, &qp->req.tmr);
 	/* READ responses it still owed: not any more */
 	mwp_resp_forget(&q->resp, qp);
@@ -301,6 +438,9 @@ mwp_engine_stop(struct mwp_engine *e)
 	/* requests queued before this point are served by us; after it,
 	 * their senders see a stopped engine and do it themselves */
 	serve_cmds(e);
+	/* mwp_poll runs every send queue, rung or not */
+	while ((qp = TAILQ_FIRST(&e->s.watch_list)) != NULL)
+		unwatch_now(e, qp);
 	if (e->s.active)
 		TAILQ_FOREACH(qp, &e->qps, eng_link)
 			mwp_sched_polled(qp, 1);	/* mwp_poll's again */
@@ -377,6 +517,7 @@ mwp_engine_run_work(struct mwp_engine *e, uint64_t now)
 			__atomic_store_n(&qps[i]->db_rung, 0, __ATOMIC_RELEASE);
 			mwp_sched_kick_sq(qps[i]);
 			mwp_sched_kick_tx(qps[i]);
+			watch(e, qps[i]);
 		}
 		/* The clears above before the send queues are read: else a
 		 * store buffer holds a clear while the queue is read empty,
@@ -386,6 +527,8 @@ mwp_engine_run_work(struct mwp_engine *e, uint64_t now)
 		rte_atomic_thread_fence(__ATOMIC_SEQ_CST);
 		e->st.doorbells += n;
 	}
+	if (!TAILQ_EMPTY(&e->s.watch_list))
+		watch_pass(e);
 	/* the send queues on the list now; a run may put its QP back for
 	 * the next pass (a completion waiting for a grace period) */
 	for (n = e->s.nb_sq; n != 0 && (qp = TAILQ_FIRST(&e->s.sq_list)) != NULL; n--) {

@@ -58,6 +58,10 @@ struct mwp_queue;
 struct mwp_engine_stats {
 	uint64_t runs;		/**< passes (mwp_engine_run_work calls) */
 	uint64_t doorbells;	/**< send queues rung by posting threads */
+	uint64_t watched;	/**< send queues it began to watch (posts to
+				 *   them ring no doorbell) */
+	uint64_t unwatched;	/**< ... and let go, idle (a membarrier(2)
+				 *   for each batch) */
 	uint64_t sq_runs;	/**< send queue runs */
 	uint64_t sq_deferred;	/**< ... whose work requests waited for a
 				 *   later pass: a control thread held the

@@ -299,6 +299,13 @@ struct mwp_qp {
 	TAILQ_ENTRY(mwp_qp) tx_link;	/* in its queue's list of senders */
 	uint8_t on_sq_list, on_tx_list;
 	uint8_t db_rung;		/* a doorbell for it is in the engine's ring */
+	/* its engine looks at its send queue every pass: a post rings no
+	 * doorbell (written by the engine; read by posters) */
+	uint8_t sq_watched;
+	uint8_t on_watch_list;
+	TAILQ_ENTRY(mwp_qp) watch_link;	/* in the engine's watch list */
+	uint32_t watch_tail;		/* the send queue's tail last seen */
+	uint64_t watch_tsc;		/* when a post was last seen */
 	/* the requester */
 	struct mwp_req req;
 	/* responder: the port it is attached to, and its state */

@@ -65,6 +65,11 @@ struct mwp_sched {
 	struct rte_ring *db;		/* QPs whose send queue was rung (MPSC) */
 	TAILQ_HEAD(, mwp_qp) sq_list;	/* QPs whose send queue must run */
 	uint32_t nb_sq;			/* ... how many */
+	/* QPs whose send queue it looks at every pass, so that their
+	 * posters need no doorbell (sq_watched; mwp_engine.c) */
+	TAILQ_HEAD(, mwp_qp) watch_list;
+	bool watch_ok;			/* membarrier(2) is there: it may watch */
+	uint64_t watch_idle;		/* a QP idle this long (TSC) is let go */
 	struct mwp_timer_wheel tw;	/* one timer per QP */
 };
 

@@ -135,7 +135,14 @@ mwp_sq_post_n(struct mwp_qp *qp, const struct mwp_wqe *w, unsigned int n)
 	MWP_TSAN_RELEASE(qp->sq);
 	rte_ring_enqueue_zc_elem_finish(qp->sq, n);
 	post_unlock(qp);
-	mwp_sched_doorbell(qp);
+	/* A QP its engine watches needs no doorbell: the engine sees the
+	 * ring's tail move.  No fence between the tail and this load: the
+	 * engine, before it stops watching, clears sq_watched and runs a
+	 * membarrier(2), then reads the tail (mwp_engine.c, unwatch) --
+	 * either it sees this post, or this sees the flag cleared. */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&qp->sq_watched, __ATOMIC_RELAXED))
+		mwp_sched_doorbell(qp);
 	return 0;
 }
 

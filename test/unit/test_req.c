@@ -976,6 +976,51 @@ Test(req, two_posters_at_once_fill_the_send_queue_exactly, .timeout = 60)
 	req_max_send_wr = 64;
 }
 
+/* A QP whose send queue was rung is watched: its next posts ring no
+ * doorbell and still go out on the next pass; idle for 1 ms it is let go
+ * (a membarrier), and a post rings again. */
+Test(req, a_watched_send_queue_needs_no_doorbell_until_it_is_idle)
+{
+	struct ibv_qp *q = rc_qp();
+	struct mwp_engine_stats st0, st;
+	const struct wire_frame *f[16];
+	unsigned int before;
+
+	wire.auto_answer = true;
+	post(q, IBV_WR_SEND, 0, 0, 8);
+	pump(2);
+	expect_wc(0, IBV_WC_SUCCESS, IBV_WC_SEND);
+	mwp_engine_stats_get(wire.eng, &st0);
+	cr_assert_eq(to_mqp(q)->sq_watched, 1, "watched once rung");
+	for (int i = 1; i <= 8; i++) {
+		before = wire.nb_frames;
+		post(q, IBV_WR_SEND, (uint64_t)i, 0, 8);
+		pump(1);
+		cr_expect_eq(requests(before, f, 16), 1, "post %d went out on the next pass", i);
+		expect_wc((uint64_t)i, IBV_WC_SUCCESS, IBV_WC_SEND);
+	}
+	mwp_engine_stats_get(wire.eng, &st);
+	cr_expect_eq(st.doorbells, st0.doorbells, "a watched QP's posts rang");
+	/* idle past 1 ms: let go */
+	wire_advance_us(1500);
+	mwp_engine_stats_get(wire.eng, &st);
+	cr_expect_eq(st.unwatched, st0.unwatched + 1);
+	cr_expect_eq(to_mqp(q)->sq_watched, 0);
+	before = wire.nb_frames;
+	post(q, IBV_WR_SEND, 9, 0, 8);
+	pump(1);
+	cr_expect_eq(requests(before, f, 16), 1);
+	expect_wc(9, IBV_WC_SUCCESS, IBV_WC_SEND);
+	mwp_engine_stats_get(wire.eng, &st);
+	cr_expect_eq(st.doorbells, st0.doorbells + 1, "the first post after rings");
+	cr_expect_eq(to_mqp(q)->sq_watched, 1);
+	cr_expect_eq(st.watched, st0.watched + 1);
+	/* a QP that leaves its engine leaves the watch list: the passes
+	 * after touch nothing of it (the ASan build would see it) */
+	cr_assert_eq(mwp_destroy_qp(q), 0);
+	pump(3);
+}
+
 /* A thread the OS did not run for longer than the ACK timeout: the ACK
  * that came meanwhile waits in the port's ring.  A pass reads it before
  * the engine's timers run (mwp_engine_run_work, the queue's rx,
