@@ -91,7 +91,7 @@ write_ehs(uint8_t *bth, const struct roce_opcode_info *op,
 		memset(bth + off[ROCE_EH_CNP], 0, sizeof(struct roce_cnp));
 }
 
-static void
+static __rte_always_inline void
 write_bth(uint8_t *b, const struct mwp_hdrs *h, uint8_t pad)
 {
 	put_bth(b, h->opcode,
