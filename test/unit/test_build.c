@@ -25,6 +25,31 @@ same_view(const struct mwp_pkt *a, const struct mwp_pkt *b)
 	       a->pad == b->pad && a->flags == b->flags && a->tos == b->tos;
 }
 
+/* ta and tg empty, their views filled with garbage. */
+static void
+fresh_frames(struct mwp_pkt *pa, struct mwp_pkt *pg)
+{
+	mwp_mbuf_wrap(&ta.m, ta.data, sizeof(ta.data), 0);
+	mwp_mbuf_wrap(&tg.m, tg.data, sizeof(tg.data), 0);
+	memset(pa, 0x5a, sizeof(*pa));
+	memset(pg, 0x5a, sizeof(*pg));
+}
+
+/* ta and tg, built with their ICRCs left to do (views pa, pg): the
+ * ICRCs made, the same bytes and the same view. */
+static void
+expect_same_frames(struct mwp_pkt *pa, struct mwp_pkt *pg, const char *what, uint32_t len,
+		   int v6, int vlan)
+{
+	mwp_icrc_fill(&ta.m, pa);
+	mwp_icrc_fill(&tg.m, pg);
+	cr_assert_eq(ta.m.data_len, tg.m.data_len, "%s len %u", what, len);
+	cr_assert(memcmp(ta.data, tg.data, tg.m.data_len) == 0,
+		  "bytes differ: %s len %u v6 %d vlan %d", what, len, v6, vlan);
+	cr_assert(same_view(pa, pg), "views differ: %s len %u v6 %d vlan %d", what, len, v6,
+		  vlan);
+}
+
 /* A flow with values in every field the template carries. */
 static struct mwp_flow
 answer_flow(bool ipv6, bool vlan, unsigned int k)
@@ -72,24 +97,12 @@ Test(build, answers_from_a_template_equal_the_generic_builder)
 
 					if (!data && l != 0)
 						continue;
-					mwp_mbuf_wrap(&ta.m, ta.data, sizeof(ta.data), 0);
-					mwp_mbuf_wrap(&tg.m, tg.data, sizeof(tg.data), 0);
-					memset(&pa, 0x5a, sizeof(pa));
-					memset(&pg, 0x5a, sizeof(pg));
+					fresh_frames(&pa, &pg);
 					cr_assert_eq(mwp_build_answer(&ta.m, &t, &a, payload, len, &pa), 1);
 					mwp_answer_hdrs(&h, &a);
 					cr_assert_eq(mwp_build_deferred(&tg.m, &f, &h, payload, len, &pg), 1);
-					/* both leave the ICRC to come: make them */
-					mwp_icrc_fill(&ta.m, &pa);
-					mwp_icrc_fill(&tg.m, &pg);
-					cr_assert_eq(ta.m.data_len, tg.m.data_len, "%s len %u",
-						     roce_opcode[ops[o]].name, len);
-					cr_assert(memcmp(ta.data, tg.data, tg.m.data_len) == 0,
-						  "bytes differ: %s len %u v6 %d vlan %d",
-						  roce_opcode[ops[o]].name, len, v6, vlan);
-					cr_assert(same_view(&pa, &pg),
-						  "views differ: %s len %u v6 %d vlan %d",
-						  roce_opcode[ops[o]].name, len, v6, vlan);
+					expect_same_frames(&pa, &pg, roce_opcode[ops[o]].name, len, v6,
+							   vlan);
 					built++;
 				}
 		}
@@ -139,23 +152,11 @@ Test(build, requests_from_a_template_equal_the_generic_builder)
 
 					if (!data && l != 0)
 						continue;
-					mwp_mbuf_wrap(&ta.m, ta.data, sizeof(ta.data), 0);
-					mwp_mbuf_wrap(&tg.m, tg.data, sizeof(tg.data), 0);
-					memset(&pa, 0x5a, sizeof(pa));
-					memset(&pg, 0x5a, sizeof(pg));
+					fresh_frames(&pa, &pg);
 					cr_assert_eq(mwp_build_tmpl(&ta.m, &t, &h, payload, len, &pa), 1,
 						     "%s", roce_opcode[op].name);
 					cr_assert_eq(mwp_build_deferred(&tg.m, &f, &h, payload, len, &pg), 1);
-					mwp_icrc_fill(&ta.m, &pa);
-					mwp_icrc_fill(&tg.m, &pg);
-					cr_assert_eq(ta.m.data_len, tg.m.data_len, "%s len %u",
-						     roce_opcode[op].name, len);
-					cr_assert(memcmp(ta.data, tg.data, tg.m.data_len) == 0,
-						  "bytes differ: %s len %u v6 %d vlan %d",
-						  roce_opcode[op].name, len, v6, vlan);
-					cr_assert(same_view(&pa, &pg),
-						  "views differ: %s len %u v6 %d vlan %d",
-						  roce_opcode[op].name, len, v6, vlan);
+					expect_same_frames(&pa, &pg, roce_opcode[op].name, len, v6, vlan);
 					built++;
 				}
 			}
