@@ -126,9 +126,11 @@ bool mwp_engine_resume(struct mwp_engine *e);
 void mwp_engine_park(struct mwp_engine *e);
 
 /**
- * One pass of the engine's own work: control requests, send queues rung
- * since the last pass (binds and invalidations execute here, under the
- * device lock if it is free -- the engine never waits for it: while a
+ * One pass of the engine's own work: control requests, and the send
+ * queues rung since the last pass or watched and posted to (a QP whose
+ * doorbell it took is watched until it has had no post for 1 ms; its
+ * posts ring none meanwhile).  Binds and invalidations execute here,
+ * under the device lock if it is free -- the engine never waits for it: while a
  * control thread holds it, they wait for a later pass, counted as
  * sq_deferred; data work requests go to the requester).  Call once per
  * loop pass, before the queues' mwp_queue_tx(); mwp_engine_run_timers()
