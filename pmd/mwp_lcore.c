@@ -159,16 +159,21 @@ poll_queue(struct mwp_lcore *lc, struct mwp_lcore_queue *q)
 	 * came -- at the gate, say -- READ responses owed), leaving room
 	 * for the answers to a burst */
 	nb_tx = mwp_queue_tx(q->mq, tx, MWP_TX_ROOM - MWP_RX_BURST);
-	/* what the port sent itself first; a gate counts the wire's frames */
-	if (q->loop != NULL && want != 0)
+	/* what the port sent itself first (made here: their ICRCs are not
+	 * checked again); a gate counts the wire's frames */
+	if (q->loop != NULL && want != 0) {
 		nb_loop = (uint16_t)rte_ring_sc_dequeue_burst(q->loop, (void **)rx, want, NULL);
-	nb_rx = want > nb_loop ? rte_eth_rx_burst(q->port_id, q->queue_id, rx + nb_loop,
+		if (nb_loop != 0)
+			nb_tx += mwp_queue_rx_own(q->mq, rx, nb_loop, &tx[nb_tx],
+						  MWP_TX_ROOM - nb_tx);
+	}
+	nb_rx = want > nb_loop ? rte_eth_rx_burst(q->port_id, q->queue_id, rx,
 						  want - nb_loop) : 0;
 	if (g != NULL)
 		g->rx += nb_rx;
-	nb_rx += nb_loop;
 	if (nb_rx != 0)
 		nb_tx += mwp_queue_rx(q->mq, rx, nb_rx, &tx[nb_tx], MWP_TX_ROOM - nb_tx);
+	nb_rx += nb_loop;
 	/* the one branch the exception path costs the RoCE path */
 	if (unlikely(q->host != NULL))
 		nb_tx += host_pass(q, &tx[nb_tx], MWP_TX_ROOM - nb_tx);

@@ -248,6 +248,17 @@ uint16_t mwp_queue_rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
 		      struct rte_mbuf **tx, uint16_t tx_room);
 
 /**
+ * mwp_queue_rx for the frames the queue's port sent to itself (one QP of
+ * the port to another), which the polling thread turned back in without
+ * a wire: their ICRCs were made in this process, by mwp_queue_tx or
+ * mwp_queue_rx, and are not checked again.  Everything else is as
+ * mwp_queue_rx: they are counted received, sorted and answered.  Give it
+ * nothing that came from a port's rx queue.
+ */
+uint16_t mwp_queue_rx_own(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
+			  struct rte_mbuf **tx, uint16_t tx_room);
+
+/**
  * What the queue sends without new input: answers to frames other queues
  * handed over, READ responses that earlier bursts had no room for, the
  * requests of the QPs it owns (new ones and retransmissions), and the

@@ -340,11 +340,20 @@ free_burst(struct rte_mbuf **pkts, uint16_t n, uint64_t taken)
 	mwp_mbuf_free_burst(rest, k);
 }
 
-/* A burst received on q (handed: by another queue, which counted it
- * received). */
+/* Where a burst comes from: what rx counts and checks of it. */
+enum rx_from {
+	RX_WIRE,	/* the port's rx queue: counted received, ICRCs checked */
+	RX_OWN,		/* the port's frames to itself (the polling thread's
+			 * loop): counted received; their ICRCs were made in
+			 * this process and nothing touched them since */
+	RX_HANDED,	/* another queue's, which counted them received and
+			 * checked their ICRCs before it handed them over */
+};
+
+/* A burst received on q, from where `from' says. */
 static uint16_t
 rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **txm,
-   uint16_t tx_room, bool handed)
+   uint16_t tx_room, enum rx_from from)
 {
 	struct mwp_stats *st = q->st;
 	struct mwp_pkt p[MWP_BURST_MAX];
@@ -398,16 +407,19 @@ rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx
 		if (unlikely(alone_crc))
 			alone[nb_alone++] = i;
 	}
-	if (likely(!handed)) {
+	if (likely(from != RX_HANDED)) {
 		st->rx_pkts += n;
 		st->rx_bytes += bytes;
 	}
-	bad = mwp_icrc_set_check(&ics, why);
-	for (uint16_t j = 0; j < nb_alone; j++)
-		if (!mwp_icrc_ok(pkts[alone[j]], &p[alone[j]])) {
-			why[alone[j]] = MWP_DROP_BAD_ICRC;
-			bad++;
-		}
+	bad = 0;
+	if (likely(from == RX_WIRE)) {
+		bad = mwp_icrc_set_check(&ics, why);
+		for (uint16_t j = 0; j < nb_alone; j++)
+			if (!mwp_icrc_ok(pkts[alone[j]], &p[alone[j]])) {
+				why[alone[j]] = MWP_DROP_BAD_ICRC;
+				bad++;
+			}
+	}
 
 	mwp_resp_ctx_init(&c, &q->resp, txm, tx_room, true);
 	mwp_resp_keys(&c, &keys, nt, p, rq, n);
@@ -431,12 +443,19 @@ uint16_t
 mwp_queue_rx(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx,
 	     uint16_t tx_room)
 {
-	return rx(q, pkts, n, tx, tx_room, false);
+	return rx(q, pkts, n, tx, tx_room, RX_WIRE);
+}
+
+uint16_t
+mwp_queue_rx_own(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n, struct rte_mbuf **tx,
+		 uint16_t tx_room)
+{
+	return rx(q, pkts, n, tx, tx_room, RX_OWN);
 }
 
 uint16_t
 mwp_queue_rx_handed(struct mwp_queue *q, struct rte_mbuf **pkts, uint16_t n,
 		    struct rte_mbuf **tx, uint16_t tx_room)
 {
-	return rx(q, pkts, n, tx, tx_room, true);
+	return rx(q, pkts, n, tx, tx_room, RX_HANDED);
 }

@@ -16,17 +16,28 @@ static struct mwp_engine *eng;
 static struct mwp_queue *mq;
 static struct mwp_stats qst;
 
-/* The responder on the port's queue 0, counting into st. */
+typedef uint16_t (*rx_fn)(struct mwp_queue *, struct rte_mbuf **, uint16_t,
+			  struct rte_mbuf **, uint16_t);
+
+/* The port's queue 0 takes a burst through rx (mwp_queue_rx: from the
+ * wire), counting into st. */
 static uint16_t
-burst(struct mwp_queue *q, struct rte_mbuf **pk, uint16_t n, struct rte_mbuf **tx,
-      uint16_t room, struct mwp_stats *st)
+burst_through(rx_fn rx, struct mwp_queue *q, struct rte_mbuf **pk, uint16_t n,
+	      struct rte_mbuf **tx, uint16_t room, struct mwp_stats *st)
 {
 	uint16_t k;
 
 	memset(&qst, 0, sizeof(qst));
-	k = mwp_queue_rx(q, pk, n, tx, room);
+	k = rx(q, pk, n, tx, room);
 	*st = qst;
 	return k;
+}
+
+static uint16_t
+burst(struct mwp_queue *q, struct rte_mbuf **pk, uint16_t n, struct rte_mbuf **tx,
+      uint16_t room, struct mwp_stats *st)
+{
+	return burst_through(mwp_queue_rx, q, pk, n, tx, room, st);
 }
 
 static void
@@ -110,6 +121,34 @@ Test(resp, every_frame_is_counted_once_and_every_mbuf_returns)
 	cr_expect_eq(st.drop[MWP_DROP_NOT_IP], 1);
 	cr_expect_eq(st.drop[MWP_DROP_CNP], 1);
 	cr_expect_eq(st.accepted, 0);
+	cr_expect_eq(mwp_stats_dropped(&st) + st.accepted, st.rx_pkts);
+	cr_expect_eq(rte_mempool_avail_count(test_mp), before,
+		     "mbufs leaked: %u", before - rte_mempool_avail_count(test_mp));
+}
+
+/* The frames a port sends itself (mwp_queue_rx_own: its polling thread's
+ * loop, no wire between) carry ICRCs made in this process: those are not
+ * checked again, and everything else is as for the wire's frames -- the
+ * destination, the QP, the counters, the mbufs. */
+Test(resp, the_ports_own_frames_skip_the_icrc_check_and_nothing_else)
+{
+	const unsigned int before = rte_mempool_avail_count(test_mp);
+	struct mwp_stats st = { 0 };
+	struct rte_mbuf *pk[3], *tx[4];
+
+	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, bad_icrc);
+	cr_expect_eq(burst(mq, pk, 1, tx, 4, &st), 0);
+	cr_expect_eq(st.drop[MWP_DROP_BAD_ICRC], 1, "from the wire it is checked");
+	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 0);
+
+	pk[0] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, bad_icrc);
+	pk[1] = pool_frame(ROCE_OP_RC_SEND_ONLY, 3, false, other_mac);
+	pk[2] = pool_frame(ROCE_OP_RC_RDMA_WRITE_ONLY, 64, true, NULL);
+	cr_expect_eq(burst_through(mwp_queue_rx_own, mq, pk, 3, tx, 4, &st), 0);
+	cr_expect_eq(st.rx_pkts, 3);
+	cr_expect_eq(st.drop[MWP_DROP_BAD_ICRC], 0, "the port's own is not checked again");
+	cr_expect_eq(st.drop[MWP_DROP_UNKNOWN_QP], 2, "its QP is looked for as the wire's");
+	cr_expect_eq(st.drop[MWP_DROP_NOT_FOR_US], 1);
 	cr_expect_eq(mwp_stats_dropped(&st) + st.accepted, st.rx_pkts);
 	cr_expect_eq(rte_mempool_avail_count(test_mp), before,
 		     "mbufs leaked: %u", before - rte_mempool_avail_count(test_mp));
