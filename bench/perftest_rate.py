@@ -15,7 +15,10 @@ median).  Bandwidths are set beside memcpy of the same size, measured here
 figure is the median of RUNS runs, each long enough (0.1 s of traffic or
 more) for the steady state to make it.  "64 KiB WRITE 4K" runs both
 devices at a path MTU of 4096 (perftest's --mtu=4096; memif bsize=8192),
-as on a link with jumbo frames.  Both processes and
+as on a link with jumbo frames.  "1 proc WRITE" is not perftest but
+loop_verbs_bench: one process, two QPs of one device connected through
+the port's own address, posting and polling through libibverbs.  Both
+processes and
 their progress threads share this machine's cores with perftest's own
 polling threads, so the pair's rate is far below what one polling lcore
 answers: the ratio says how much of the responder's rate reaches an
@@ -57,12 +60,18 @@ TESTS = [
      "write_65536B_mtu4096"),
     ("64 B WRITE lat", ["ib_write_lat", "-n", "5000"], 64, "lat", None, "write_lat_64B"),
     ("64 B SEND lat", ["ib_send_lat", "-n", "5000"], 64, "lat", None, "send_lat_64B"),
+    # one process, not perftest: bench/loop_verbs_bench.c's two QPs of one
+    # device, connected through the port's own address (no wire)
+    ("1 proc WRITE", ["loop_verbs_bench", "-n", "3000000"], 64, "rate",
+     "write_64B_1024keys", "one_process_write_64B"),
 ]
 # --quick: three tests, short
 QUICK = [("64 B WRITE", ["ib_write_bw", "-n", "2000"], 64, "rate", "write_64B_1024keys",
           "write_64B"),
          ("64 KiB WRITE", ["ib_write_bw", "-n", "100"], 65536, "bw", "memcpy", "write_65536B"),
-         ("64 B SEND lat", ["ib_send_lat", "-n", "200"], 64, "lat", None, "send_lat_64B")]
+         ("64 B SEND lat", ["ib_send_lat", "-n", "200"], 64, "lat", None, "send_lat_64B"),
+         ("1 proc WRITE", ["loop_verbs_bench", "-n", "30000"], 64, "rate",
+          "write_64B_1024keys", "one_process_write_64B")]
 
 
 def config(path, mac, ip, sock, role, mtu):
@@ -108,6 +117,24 @@ def pair(run, tmp, args):
         print("# %s: failed or timed out" % " ".join(args), file=sys.stderr)
         return None
     return cli.stdout
+
+
+def one_process(run, build, tmp, args, size):
+    """M operations a second of loop_verbs_bench (64 B WRITEs between two
+    QPs of one device, post to completion) on a net_null port, as
+    bench/run.sh runs it; None if it failed."""
+    cfg, out = os.path.join(tmp, "loop.ini"), os.path.join(tmp, "loop.json")
+    with open(cfg, "w") as f:
+        f.write("[device 0]\neal = %s --vdev=net_null0,no-rx=1\n[port 0]\n"
+                "mac = 02:00:00:00:00:01\nipv4 = 192.0.2.1\n" % EAL)
+    r = subprocess.run([run, "-c", cfg, "--", os.path.join(build, "bench", args[0])] +
+                       args[1:] + ["--sizes", str(size), "--op", "write", "--json", out],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        print("# %s: failed: %s" % (args[0], r.stderr.strip()[-300:]), file=sys.stderr)
+        return None
+    with open(out) as f:
+        return json.load(f)["results"][0]["mpps"]
 
 
 def figure(out, size, kind):
@@ -175,7 +202,10 @@ def main():
         resp = {}
         for _ in range(runs):
             for label, args, size, kind, _row, _name in tests:
-                v = figure(pair(run, tmp, args + ["-s", str(size)]), size, kind)
+                if args[0] == "loop_verbs_bench":
+                    v = one_process(run, build, tmp, args, size)
+                else:
+                    v = figure(pair(run, tmp, args + ["-s", str(size)]), size, kind)
                 if v is not None:
                     figures[label].append(v)
             for k, v in bench_resp(build, tmp).items():

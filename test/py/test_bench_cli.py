@@ -256,6 +256,7 @@ class BenchJson(unittest.TestCase):
         self.assertIn("ratio", by["write_64B"])
         self.assertGreater(by["write_65536B"]["memcpy_mb_per_s"], 0)
         self.assertGreater(by["send_lat_64B"]["median_us"], 0)
+        self.assertGreater(by["one_process_write_64B"]["ratio"], 0)
 
     def test_cm_rate(self):
         if shutil.which("cmtime") is None:
