@@ -87,6 +87,9 @@ struct rid {
 	 * call goes to it, and its fields are mirrored into id */
 	struct rdma_cm_id *sys;
 	struct mwp_cm_id *listen[APP_MAX_DEVICES];	/* a listener: per device */
+	/* a wildcard listener's twin on the system's librdmacm (its
+	 * devices' requests come to the program as this id's) */
+	struct rdma_cm_id *sys_listen;
 	struct rchan *own;		/* a synchronous id's channel */
 	bool wildcard;			/* bound to any address */
 	bool own_cqs;			/* rdma_create_qp made its CQs */
@@ -241,7 +244,8 @@ sys_event(struct rdma_cm_event *se)
 			return;
 		}
 	}
-	mirror(r);
+	if (r->sys != NULL)
+		mirror(r);	/* (not a wildcard listener's own event) */
 	if (r->id.ps == RDMA_PS_UDP || r->id.ps == RDMA_PS_IPOIB) {
 		pd = se->param.ud.private_data;
 		len = se->param.ud.private_data_len;
@@ -298,28 +302,63 @@ relay(void *arg)
 /* Under rlock: r becomes an id of the system's librdmacm, on the twin of
  * its channel.  0 or an errno. */
 static int
-sys_attach(struct rid *r)
+sys_channel(struct rchan *c)
 {
-	struct rchan *c = (struct rchan *)r->id.channel;
 	pthread_t t;
 
-	if (c->sys == NULL) {
-		c->sys = S->create_event_channel();
-		if (c->sys == NULL)
-			return errno;
-		if (pthread_create(&t, NULL, relay, c) != 0) {
-			S->destroy_event_channel(c->sys);
-			c->sys = NULL;
-			return EAGAIN;
-		}
-		pthread_setname_np(t, "mwpath-cm-sys");
-		pthread_detach(t);
+	if (c->sys != NULL)
+		return 0;
+	c->sys = S->create_event_channel();
+	if (c->sys == NULL)
+		return errno;
+	if (pthread_create(&t, NULL, relay, c) != 0) {
+		S->destroy_event_channel(c->sys);
+		c->sys = NULL;
+		return EAGAIN;
 	}
-	if (S->create_id(c->sys, &r->sys, r, r->id.ps) != 0) {
+	pthread_setname_np(t, "mwpath-cm-sys");
+	pthread_detach(t);
+	return 0;
+}
+
+static int
+sys_attach(struct rid *r)
+{
+	int ret = sys_channel((struct rchan *)r->id.channel);
+
+	if (ret != 0)
+		return ret;
+	if (S->create_id(((struct rchan *)r->id.channel)->sys, &r->sys, r, r->id.ps) != 0) {
 		r->sys = NULL;
 		return errno;
 	}
 	mirror(r);
+	return 0;
+}
+
+/* Under rlock: wildcard listener r listens on the system's devices too,
+ * through a twin id of the system's bound to the same address and port;
+ * its requests come to the program as r's (sys_event).  0 or an errno:
+ * the port taken there (the kernel's ports are not mwpath's), say. */
+static int
+sys_listen(struct rid *r, int backlog)
+{
+	struct rchan *c = (struct rchan *)r->id.channel;
+	int ret = sys_channel(c);
+
+	if (ret != 0)
+		return ret;
+	if (S->create_id(c->sys, &r->sys_listen, r, r->id.ps) != 0) {
+		r->sys_listen = NULL;
+		return errno;
+	}
+	if (S->bind_addr(r->sys_listen, &r->id.route.addr.src_addr) != 0 ||
+	    S->listen(r->sys_listen, backlog) != 0) {
+		ret = errno;
+		S->destroy_id(r->sys_listen);	/* no events: no wait */
+		r->sys_listen = NULL;
+		return ret;
+	}
 	return 0;
 }
 
@@ -1144,6 +1183,7 @@ int
 rdma_listen(struct rdma_cm_id *id, int backlog)
 {
 	struct rid *r = rid_of(id);
+	const struct mwp_sys_rdmacm *sys;
 	struct mwp_ibv_dev *devs;
 	unsigned int n, listening = 0;
 	int ret = 0;
@@ -1156,6 +1196,10 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 		return fail(EINVAL);
 	if (backlog <= 0)
 		backlog = 1024;
+	/* a wildcard listens on the system's devices too (this loads its
+	 * librdmacm where the kernel has an RDMA CM: before the lock, see
+	 * mwp_rdmacm_sys.c) */
+	sys = r->wildcard ? mwp_rdmacm_sys() : NULL;
 	pthread_mutex_lock(&rlock);
 	n = mwp_ibv_devices(&devs);
 	for (unsigned int i = 0; i < n && i < APP_MAX_DEVICES; i++) {
@@ -1175,6 +1219,19 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 				    0, (uint32_t)backlog, r, &r->listen[i]);
 		if (ret == 0)
 			listening++;
+	}
+	if (sys != NULL && r->sys_listen == NULL) {
+		int sret;
+
+		S = sys;
+		sret = sys_listen(r, backlog);
+		if (sret == 0)
+			listening++;
+		else if (listening != 0)
+			fprintf(stderr, "mwpath-rdmacm: a listener on any address takes no requests on the system's devices: %s\n",
+				strerror(sret));
+		else
+			ret = sret;
 	}
 	if (listening != 0) {
 		r->state = R_LISTEN;
@@ -1642,6 +1699,8 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	 * the id let go (magic) and acknowledges it, as its destroy waits */
 	if (r->sys != NULL)
 		S->destroy_id(r->sys);
+	if (r->sys_listen != NULL)
+		S->destroy_id(r->sys_listen);
 	free_cqs(r);
 	if (r->own != NULL)
 		rdma_destroy_event_channel(&r->own->ch);

@@ -443,6 +443,23 @@ class RdmaCm(Scenario):
                         ["rping", "-c", "-a", "{addr}", "-p", "{port}", "-V", "-C", "100"],
                         guest_wrap=["mwpath-run", "-c", GUEST_CONFIG, "--"])
 
+    def test_rping_to_a_listener_on_any_address_beside_mwpath(self):
+        # in the guest under mwpath-run, rping's server bound to any
+        # address listens on its mwpath0 and, through the system's
+        # librdmacm, on rxe0 too: mwpath on the host connects to rxe0's
+        name = "rping -V -C 100 to a listener on any address under mwpath-run, beside mwpath0"
+        for family, any_addr, addr in ((4, "0.0.0.0", GUEST_IP4), (6, "::", GUEST_IP6)):
+            port = self.port()
+
+            def run(any_addr=any_addr, addr=addr, port=port):
+                h, g = self.cm_pair(
+                    ["rping", "-c", "-a", addr, "-p", port, "-V", "-C", "100"],
+                    ["mwpath-run", "-c", GUEST_CONFIG, "--", "rping", "-s", "-a", any_addr,
+                     "-p", port, "-V", "-C", "100"], False)
+                self.both_ok(h, g)
+            with self.subTest(family=family):
+                self.record(name, "client", family, run)
+
     def test_udaddy(self):
         def done(h, g):
             for out in (h, g):
