@@ -299,8 +299,8 @@ relay(void *arg)
 	}
 }
 
-/* Under rlock: r becomes an id of the system's librdmacm, on the twin of
- * its channel.  0 or an errno. */
+/* Under rlock: channel c's twin on the system's librdmacm, and the thread
+ * that relays its events, made once.  0 or an errno. */
 static int
 sys_channel(struct rchan *c)
 {
@@ -321,6 +321,8 @@ sys_channel(struct rchan *c)
 	return 0;
 }
 
+/* Under rlock: r becomes an id of the system's librdmacm, on the twin of
+ * its channel.  0 or an errno. */
 static int
 sys_attach(struct rid *r)
 {
