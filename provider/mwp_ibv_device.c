@@ -610,8 +610,8 @@ stand_aside(struct mwp_ibv_dev *d, unsigned int us, uint64_t active, uint32_t *l
  * LCORE_ID_ANY) every mbuf came from the pool's ring and went back to it,
  * in ring order: each one cold, cycling through the whole pool.  ib_read_bw
  * of 64 KiB between two devices (MTU 4096), whose READ responses the
- * passive side's progress thread sends, alternated: 0.093, 0.094, 0.092
- * -> 0.171, 0.192, 0.149 M ops/s; the pool's ring had been 12% of that
+ * passive side's progress thread sends, alternated: 0.091, 0.086, 0.093
+ * -> 0.189, 0.182, 0.141 M ops/s; the pool's ring had been 12% of that
  * thread's time.
  */
 static void
