@@ -1222,7 +1222,7 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 		if (ret == 0)
 			listening++;
 	}
-	if (sys != NULL && r->sys_listen == NULL) {
+	if (sys != NULL) {
 		int sret;
 
 		S = sys;
