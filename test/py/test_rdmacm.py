@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """librdmacm programs on mwpath (docs/cm.md): Debian's unmodified rping,
-ucmatose, udaddy, rdma_server/rdma_client and perftest's -R between two
+ucmatose, udaddy, rdma_server/rdma_client, riostream and rstream
+(rsockets) and perftest's -R between two
 mwpath devices, two processes joined by net_memif, each through
 mwpath-run.  They find each other by IP address alone: the RDMA CM's
 REQ/REP/RTU (SIDR for UD) on QP1, then their own traffic.  Every tool must
@@ -62,6 +63,52 @@ class Pair(MemifPair):
         self.assert_both_ok(s, c)
         self.assertIn("rdma_server: end 0", s[1])
         self.assertIn("rdma_client: end 0", c[1])
+
+    def riostream(self, server_addr, *args):
+        """riostream's server and client, args on both: both results, each
+        with its one result row."""
+        s, c = self.pair(["riostream"] + list(args),
+                         ["riostream", "-s", server_addr] + list(args))
+        self.assert_both_ok(s, c)
+        for side in (s, c):
+            self.assertNotIn("failed", side[1] + side[2])
+            self.assertRegex(side[1], r"(?m)^custom\s+\S+\s+\d+\s+\d+\s+\S+\s+[\d.]+s\s+[\d.]+",
+                             side[1])
+        return s, c
+
+    def test_riostream_verifies_its_iowrites_in_every_mode(self):
+        # rsockets over the RDMA CM: the iomap offered in the first send,
+        # then riowrite (RDMA WRITE into the peer's buffer) both ways,
+        # every byte checked (-T v).  Non-blocking calls (riostream's
+        # default), blocking ones (-T b) and rpoll (-T a); 64 B goes
+        # inline, 4 KiB and 100000 B through the send ring in pieces
+        # that wrap it.
+        for size, count, mode in (("64", "100", "n"), ("4096", "200", "b"),
+                                  ("100000", "60", "a"), ("100000", "60", "n")):
+            with self.subTest(size=size, mode=mode):
+                self.riostream("192.0.2.1", "-S", size, "-C", count, "-T", "v",
+                               "-T", mode)
+
+    def test_riostream_over_ipv6(self):
+        self.riostream("2001:db8::1", "-S", "4096", "-C", "100", "-T", "v", "-b", "::")
+
+    def test_rstream_verifies_its_stream(self):
+        # rsend/rrecv: data into the peer's granted receive buffer, its
+        # credits returned as it reads (RDMA WRITE WITH IMMEDIATE)
+        s, c = self.pair(["rstream", "-S", "100000", "-C", "100", "-T", "v"],
+                         ["rstream", "-s", "192.0.2.1", "-S", "100000", "-C", "100",
+                          "-T", "v"])
+        self.assert_both_ok(s, c)
+        for side in (s, c):
+            self.assertNotIn("failed", side[1] + side[2])
+            self.assertRegex(side[1], r"(?m)^custom\s+97k\s+100\s+", side[1])
+
+    def test_riostream_to_a_port_nobody_listens_on_is_refused(self):
+        s, c = self.pair(["timeout", "6", "ibv_rc_pingpong", "-d", "mwpath0", "-g", "0",
+                          "-p", "18520"],
+                         ["riostream", "-s", "192.0.2.1", "-S", "64", "-C", "1"])
+        self.assertNotEqual(c[0], 0)
+        self.assertIn("rconnect: Connection refused", c[1] + c[2])
 
     def perftest(self, *cmd):
         s, c = self.pair(list(cmd) + ["-R", "-d", "mwpath0"],
