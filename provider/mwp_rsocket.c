@@ -1024,13 +1024,18 @@ raccept(int socket, struct sockaddr *addr, socklen_t *addrlen)
 	s->id = cid;
 	cid->context = s;
 	e = cid->event;
-	if (rs_create_ep(s) != 0 ||
-	    !conn_save(s, e->param.conn.private_data, e->param.conn.private_data_len)) {
-		int err = errno && errno != EAGAIN ? errno : ECONNABORTED;
+	if (rs_create_ep(s) != 0) {
+		int err = errno ? errno : ENOMEM;
 
 		rdma_reject(cid, NULL, 0);
 		rs_free(s);
 		return fail(err);
+	}
+	if (!conn_save(s, e->param.conn.private_data, e->param.conn.private_data_len)) {
+		/* not an rsocket's peer (librdmacm rejects it too) */
+		rdma_reject(cid, NULL, 0);
+		rs_free(s);
+		return fail(ECONNABORTED);
 	}
 	param = e->param.conn;
 	conn_format(s, &resp);

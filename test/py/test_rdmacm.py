@@ -110,6 +110,18 @@ class Pair(MemifPair):
         self.assertNotEqual(c[0], 0)
         self.assertIn("rconnect: Connection refused", c[1] + c[2])
 
+    def test_rsockets_answer_bad_calls_and_bad_peers(self):
+        # one process, its connections to its own port: calls rsockets
+        # do not take, an RDMA CM peer whose connection data is not
+        # rsockets' (version 2, none) rejected with the listener still
+        # serving, riowrite outside the peer's iomap, the peer's close
+        alone = os.path.join(self.tmp.name, "alone-rs.ini")
+        config(alone, "02:00:00:00:00:03", "192.0.2.3", eal=EAL + " --vdev=net_null0")
+        r = run(alone, os.path.join(BUILD, "test", "tools", "rsocket_rules"), "192.0.2.3")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(len(re.findall(r"(?m)^ok: ", r.stdout)), 22, r.stdout)
+        self.assertNotIn("broken", r.stderr)
+
     def perftest(self, *cmd):
         s, c = self.pair(list(cmd) + ["-R", "-d", "mwpath0"],
                          list(cmd) + ["-R", "-d", "mwpath0", "192.0.2.1"])

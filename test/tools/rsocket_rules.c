@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * rsocket_rules: rsockets' answers to bad calls and bad peers.  Run under
+ * mwpath-run on a device with address ADDR (one process: the connections
+ * go to the port itself):
+ *
+ *   rsocket_rules ADDR
+ *
+ * Checks, each printed "ok: ..." when it holds:
+ * - what rsockets do not do, and numbers that are no rsocket, are clear
+ *   errors (ENOTSUP, EBADF), and calls out of order are refused;
+ * - a peer whose connection data is not rsockets' (an RDMA CM client
+ *   with version 2 in its private data, or none) is rejected: the client
+ *   sees REJECTED, raccept fails ECONNABORTED, and the listener then
+ *   accepts a good client;
+ * - on that connection: riowrite to an offset the peer never mapped is
+ *   EINVAL, data arrives whole, a send after the peer's close is
+ *   refused, and rrecv says 0 (end of stream) after the peer's close.
+ * Exit 0 when all held; 1 when one did not (said on stderr); 2 when the
+ * setup failed.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/rdma_cma.h>
+#include <rdma/rsocket.h>
+
+#define PORT 7499
+
+static struct sockaddr_in addr;
+static int broken;
+
+#define CHECK(cond, what) do { \
+	if (cond) { \
+		printf("ok: %s\n", what); \
+	} else { \
+		fprintf(stderr, "broken: %s (errno %d: %s)\n", what, errno, strerror(errno)); \
+		broken = 1; \
+	} \
+} while (0)
+
+/* An RDMA CM client whose private data is pd (len bytes): the event its
+ * connect ended with. */
+static void *
+cm_client(void *arg)
+{
+	const int version = *(int *)arg;
+	struct rdma_cm_id *id;
+	struct rdma_conn_param p = { .retry_count = 7, .rnr_retry_count = 7 };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	unsigned char pd[40] = { 0 };
+	intptr_t ev = -1;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) != 0)
+		return (void *)ev;
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000) == 0 &&
+	    rdma_resolve_route(id, 2000) == 0 && rdma_create_qp(id, NULL, &qa) == 0) {
+		pd[0] = (unsigned char)version;
+		p.private_data = version >= 0 ? pd : NULL;
+		p.private_data_len = version >= 0 ? sizeof(pd) : 0;
+		if (rdma_connect(id, &p) == 0)
+			ev = RDMA_CM_EVENT_ESTABLISHED;
+		else if (id->event != NULL)
+			ev = id->event->event;
+		rdma_destroy_qp(id);
+	}
+	rdma_destroy_id(id);
+	return (void *)ev;
+}
+
+/* A good rsockets client: sends "hello rsockets", tries riowrite to an
+ * offset the server never mapped, then closes. */
+static void *
+rs_client(void *arg)
+{
+	static const char msg[] = "hello rsockets";
+	intptr_t ret = 1;
+	int s = rsocket(AF_INET, SOCK_STREAM, 0), one = 1;
+	char buf[8] = { 0 };
+
+	(void)arg;
+	if (s < 0)
+		return (void *)ret;
+	rsetsockopt(s, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof(one));
+	if (rconnect(s, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
+		perror("rconnect");
+	} else {
+		CHECK(rsend(s, msg, sizeof(msg), 0) == (ssize_t)sizeof(msg),
+		      "the client's rsend took its whole message");
+		errno = 0;
+		CHECK(riowrite(s, buf, sizeof(buf), 4096, 0) == (size_t)-1 && errno == EINVAL,
+		      "riowrite to an offset the peer never mapped is EINVAL");
+		CHECK(rconnect(s, (struct sockaddr *)&addr, sizeof(addr)) == -1 &&
+		      errno == EISCONN, "rconnect on a connected rsocket is EISCONN");
+		ret = 0;
+	}
+	rclose(s);
+	return (void *)ret;
+}
+
+int
+main(int argc, char **argv)
+{
+	int l, s, bad_version = 2, no_data = -1, one = 1;
+	pthread_t t;
+	void *res;
+	char buf[64];
+	ssize_t n;
+
+	if (argc != 2 || inet_pton(AF_INET, argv[1], &addr.sin_addr) != 1) {
+		fprintf(stderr, "usage: rsocket_rules ADDR\n");
+		return 2;
+	}
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons(PORT);
+
+	errno = 0;
+	CHECK(rsocket(AF_INET, SOCK_DGRAM, 0) == -1 && errno == ENOTSUP,
+	      "a datagram rsocket is ENOTSUP");
+	CHECK(rsocket(AF_UNIX, SOCK_STREAM, 0) == -1 && errno == ENOTSUP,
+	      "an rsocket of AF_UNIX is ENOTSUP");
+	CHECK(rsend(9999, "x", 1, 0) == -1 && errno == EBADF, "rsend on no rsocket is EBADF");
+	CHECK(rrecv(9999, buf, 1, 0) == -1 && errno == EBADF, "rrecv on no rsocket is EBADF");
+	CHECK(rclose(9999) == -1 && errno == EBADF, "rclose of no rsocket is EBADF");
+
+	l = rsocket(AF_INET, SOCK_STREAM, 0);
+	if (l < 0) {
+		perror("rsocket");
+		return 2;
+	}
+	CHECK(rsend(l, "x", 1, 0) == -1 && errno == ENOTCONN,
+	      "rsend on an rsocket never connected is ENOTCONN");
+	CHECK(raccept(l, NULL, NULL) == -1 && errno == EBADF,
+	      "raccept on an rsocket not listening is EBADF");
+	if (rbind(l, (struct sockaddr *)&addr, sizeof(addr)) != 0 || rlisten(l, 4) != 0) {
+		perror("rbind/rlisten");
+		return 2;
+	}
+	CHECK(rconnect(l, (struct sockaddr *)&addr, sizeof(addr)) == -1 && errno == EINVAL,
+	      "rconnect on a listening rsocket is EINVAL");
+	rfcntl(l, F_SETFL, O_NONBLOCK);
+	CHECK(raccept(l, NULL, NULL) == -1 && (errno == EAGAIN || errno == EWOULDBLOCK),
+	      "a non-blocking raccept with nobody connecting is EAGAIN");
+	rfcntl(l, F_SETFL, 0);
+	CHECK(rsetsockopt(l, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof(one)) == 0,
+	      "RDMA_IOMAPSIZE is taken before the connection");
+
+	/* peers whose connection data is not rsockets' */
+	for (int i = 0; i < 2; i++) {
+		int *version = i == 0 ? &bad_version : &no_data;
+
+		pthread_create(&t, NULL, cm_client, version);
+		errno = 0;
+		s = raccept(l, NULL, NULL);
+		CHECK(s == -1 && errno == ECONNABORTED,
+		      i == 0 ? "raccept of a peer with connection data version 2 is ECONNABORTED"
+			     : "raccept of a peer with no connection data is ECONNABORTED");
+		pthread_join(t, &res);
+		CHECK((intptr_t)res == RDMA_CM_EVENT_REJECTED,
+		      i == 0 ? "the version 2 peer's connect is REJECTED"
+			     : "the peer without connection data is REJECTED");
+	}
+
+	/* a good client after them */
+	pthread_create(&t, NULL, rs_client, NULL);
+	s = raccept(l, NULL, NULL);
+	CHECK(s >= 0, "the listener accepts a good client after the bad ones");
+	if (s >= 0) {
+		n = rrecv(s, buf, sizeof(buf), MSG_WAITALL);
+		CHECK(n == (ssize_t)sizeof("hello rsockets") &&
+		      strcmp(buf, "hello rsockets") == 0, "its message arrives whole");
+		n = rrecv(s, buf, sizeof(buf), 0);
+		CHECK(n == 0, "rrecv after the peer's close is 0 (end of stream)");
+		CHECK(rsend(s, "x", 1, 0) == -1 && (errno == EPIPE || errno == ECONNRESET),
+		      "rsend after the peer's close is refused");
+		rclose(s);
+	}
+	pthread_join(t, &res);
+	CHECK(res == NULL, "the client's side held");
+	rclose(l);
+	return broken;
+}
