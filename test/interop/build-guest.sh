@@ -11,7 +11,7 @@
 #   OUTDIR/initrd.gz   busybox-static as /init (test/interop/guest-init.sh),
 #                      the modules rxe, virtio-net, netem and the RDMA CM
 #                      need, and rdma-core's tools, rdmacm-utils'
-#                      rping, ucmatose and udaddy, perftest, iproute2 and each
+#                      rping, ucmatose, udaddy and riostream, perftest, iproute2 and each
 #                      EXTRA_BINARY (at its own path if under /usr, else as
 #                      /usr/bin/NAME) with every library they load
 #
@@ -30,7 +30,7 @@ tools=(
 	/usr/bin/ib_write_bw /usr/bin/ib_read_bw /usr/bin/ib_send_bw
 	/usr/bin/ib_atomic_bw /usr/bin/ib_write_lat /usr/bin/ib_read_lat
 	/usr/bin/rdma /usr/sbin/ip /usr/sbin/tc
-	/usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy
+	/usr/bin/rping /usr/bin/ucmatose /usr/bin/udaddy /usr/bin/riostream
 )
 extra=("$@")
 # the order insmod loads them in (modprobe --show-depends gives each one's
