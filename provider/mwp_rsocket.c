@@ -1324,6 +1324,17 @@ wait_send(struct rs *s, int flags)
 	return 0;
 }
 
+/* What a send posted goes on the wire now: one turn of the device's
+ * datapath in this thread, if no other thread has it. */
+static void
+kick(struct rs *s)
+{
+	struct mwp_ibv_dev *d = mwp_ibv_ctx_dev(s->id->verbs);
+
+	if (d != NULL)
+		mwp_ibv_progress(d);
+}
+
 ssize_t
 rsend(int socket, const void *buf, size_t len, int flags)
 {
@@ -1357,6 +1368,8 @@ rsend(int socket, const void *buf, size_t len, int flags)
 	}
 out:
 	pthread_mutex_unlock(&s->slock);
+	if (left != len)
+		kick(s);
 	return ret != 0 && left == len ? -1 : (ssize_t)(len - left);
 }
 
@@ -1574,6 +1587,8 @@ riowrite(int socket, const void *buf, size_t count, off_t offset, int flags)
 	}
 out:
 	pthread_mutex_unlock(&s->slock);
+	if (left != count)
+		kick(s);
 	return ret != 0 && left == count ? (size_t)-1 : count - left;
 }
 
