@@ -9,6 +9,7 @@ exit 0 on both sides, and print what shows its data went through (rping
 -V checks every byte).  A connection to a port nobody listens on is
 REJECTED with reason 8 (invalid service ID), as against a kernel peer.
 """
+import glob
 import os
 import re
 import sys
@@ -102,6 +103,22 @@ class Pair(MemifPair):
         for side in (s, c):
             self.assertNotIn("failed", side[1] + side[2])
             self.assertRegex(side[1], r"(?m)^custom\s+97k\s+100\s+", side[1])
+
+    def test_plain_sockets_through_librspreload(self):
+        # librdmacm's librspreload turns a program's socket calls into
+        # rsockets; preloaded before mwpath's library it finds mwpath's
+        # rsocket(): rstream -T s uses plain sockets, every byte checked
+        preload = glob.glob("/usr/lib/*/rsocket/librspreload.so*")
+        self.assertTrue(preload, "librdmacm1's librspreload.so is not installed")
+        env = dict(ENV, LD_PRELOAD=":".join(filter(None, [ENV.get("LD_PRELOAD"), preload[0]])))
+        args = ["rstream", "-T", "s", "-S", "100000", "-C", "50", "-T", "v"]
+        s, c = run_two(self, [RUN, "-c", self.server, "--"] + args,
+                       [RUN, "-c", self.client, "--"] + args + ["-s", "192.0.2.1"],
+                       env, 1.5, TIMEOUT)
+        self.assert_both_ok(s, c)
+        for side in (s, c):
+            self.assertNotIn("failed", side[1] + side[2])
+            self.assertRegex(side[1], r"(?m)^custom\s+97k\s+50\s+", side[1])
 
     def test_riostream_to_a_port_nobody_listens_on_is_refused(self):
         s, c = self.pair(["timeout", "6", "ibv_rc_pingpong", "-d", "mwpath0", "-g", "0",
