@@ -684,12 +684,22 @@ poll_cq(struct rs *s)
 					}
 				}
 				break;
-			case OP_DATA:
+			case OP_DATA: {
+				int next = s->rmsg_tail == s->rq_size ? 0 : s->rmsg_tail + 1;
+
+				/* more than one grant holds, or a message beyond
+				 * the credits given (the queue full): no rsocket
+				 * sends that, and reading it would leave the ring */
+				if (MSG_DATA(msg) > s->rbuf_size >> 1 || next == s->rmsg_head) {
+					s->state = S_ERROR;
+					s->err = EPROTO;
+					return 0;
+				}
 				s->rmsg[s->rmsg_tail].op = OP_DATA;
 				s->rmsg[s->rmsg_tail].data = MSG_DATA(msg);
-				if (++s->rmsg_tail == s->rq_size + 1)
-					s->rmsg_tail = 0;
+				s->rmsg_tail = next;
 				break;
+			}
 			default:
 				break;	/* reserved ops: ignored, as librdmacm */
 			}

@@ -13,6 +13,10 @@
  *   with version 2 in its private data, or none) is rejected: the client
  *   sees REJECTED, raccept fails ECONNABORTED, and the listener then
  *   accepts a good client;
+ * - a peer that connects as rsockets do and then breaks the data rules
+ *   is EPROTO, nothing read outside the receive ring: one message whose
+ *   immediate claims 2^29 - 1 bytes, and 17 messages where 16 credits
+ *   were given (the 16 are still read);
  * - on that connection: riowrite to an offset the peer never mapped is
  *   EINVAL, data arrives whole, a send after the peer's close is
  *   refused, and rrecv says 0 (end of stream) after the peer's close.
@@ -22,9 +26,12 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <endian.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -75,6 +82,102 @@ cm_client(void *arg)
 	}
 	rdma_destroy_id(id);
 	return (void *)ev;
+}
+
+/* rsockets' connection data (librdmacm's struct rs_conn_data). */
+struct conn_data {
+	uint8_t version;
+	uint8_t flags;
+	uint16_t credits;
+	uint8_t reserved[3];
+	uint8_t target_iomap_size;
+	struct { uint64_t addr; uint32_t key; uint32_t length; } target_sgl, data_buf;
+};
+
+/* A peer that speaks rsockets' connection and then breaks its rules:
+ * mode 0 says in one data message's immediate that it wrote 2^29 - 1
+ * bytes (more than any grant); mode 1 sends 17 one-byte messages where
+ * the server's credits are 16.  0: it did. */
+static void *
+bad_peer(void *arg)
+{
+	const int mode = *(int *)arg;
+	static uint8_t mine[4096];
+	struct rdma_cm_id *id;
+	struct rdma_conn_param p = { .retry_count = 7, .rnr_retry_count = 7,
+				     .flow_control = 1 };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC, .sq_sig_all = 1,
+		.cap = { .max_send_wr = 32, .max_recv_wr = 32, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+	};
+	struct conn_data req = { .version = 1 }, rep;
+	struct ibv_mr *mr = NULL;
+	intptr_t ret = 1;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) != 0)
+		return (void *)ret;
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&addr, 2000) != 0 ||
+	    rdma_resolve_route(id, 2000) != 0 || rdma_create_qp(id, NULL, &qa) != 0)
+		goto out;
+	mr = ibv_reg_mr(id->pd, mine, sizeof(mine),
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	if (mr == NULL)
+		goto out;
+	/* where the server's grants and credits go: our own memory */
+	req.credits = htobe16(32);
+	req.target_sgl.addr = htobe64((uintptr_t)mine);
+	req.target_sgl.key = htobe32(mr->rkey);
+	req.target_sgl.length = htobe32(2);
+	req.data_buf.addr = htobe64((uintptr_t)mine + 1024);
+	req.data_buf.key = htobe32(mr->rkey);
+	req.data_buf.length = htobe32(1024);
+	for (int i = 0; i < 32; i++) {
+		struct ibv_recv_wr rw = { .wr_id = 1000 + i }, *badr;
+
+		ibv_post_recv(id->qp, &rw, &badr);
+	}
+	p.private_data = &req;
+	p.private_data_len = sizeof(req);
+	if (rdma_connect(id, &p) != 0 || id->event->param.conn.private_data_len < sizeof(rep))
+		goto out;
+	memcpy(&rep, id->event->param.conn.private_data, sizeof(rep));
+	for (int i = 0; i < (mode == 0 ? 1 : 17); i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)mine + 2048 + i, .length = 1,
+				       .lkey = mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE_WITH_IMM,
+			.imm_data = htobe32(mode == 0 ? 0x1fffffffu : 1u),
+			.wr.rdma = { .remote_addr = be64toh(rep.data_buf.addr) + i,
+				     .rkey = be32toh(rep.data_buf.key) },
+		}, *bad;
+
+		if (ibv_post_send(id->qp, &wr, &bad) != 0)
+			goto out;
+	}
+	/* every write acknowledged (the 17th once the server has a receive
+	 * for it again) */
+	for (int done = 0, tries = 0; done < (mode == 0 ? 1 : 17) && tries < 5000; tries++) {
+		struct ibv_wc wc;
+		int n = ibv_poll_cq(id->send_cq, 1, &wc);
+
+		if (n > 0 && wc.wr_id < 1000)
+			done++;
+		else if (n == 0)
+			usleep(1000);
+		if (done == (mode == 0 ? 1 : 17))
+			ret = 0;
+	}
+	sleep(1);	/* the server reads before the disconnect */
+	rdma_disconnect(id);
+out:
+	if (id->qp != NULL)
+		rdma_destroy_qp(id);
+	if (mr != NULL)
+		ibv_dereg_mr(mr);
+	rdma_destroy_id(id);
+	return (void *)ret;
 }
 
 /* A good rsockets client: sends "hello rsockets", tries riowrite to an
@@ -168,6 +271,49 @@ main(int argc, char **argv)
 		CHECK((intptr_t)res == RDMA_CM_EVENT_REJECTED,
 		      i == 0 ? "the version 2 peer's connect is REJECTED"
 			     : "the peer without connection data is REJECTED");
+	}
+
+	/* peers that connect as rsockets do and then break their rules */
+	for (int mode = 0; mode < 2; mode++) {
+		int sixteen = 16;
+
+		if (mode == 1)
+			rsetsockopt(l, SOL_RDMA, RDMA_RQSIZE, &sixteen, sizeof(sixteen));
+		pthread_create(&t, NULL, bad_peer, &mode);
+		s = raccept(l, NULL, NULL);
+		CHECK(s >= 0, mode == 0 ? "the listener accepts a peer with rsockets' data (long)"
+					: "the listener accepts a peer with rsockets' data (many)");
+		if (s >= 0 && mode == 0) {
+			errno = 0;
+			n = rrecv(s, buf, sizeof(buf), 0);
+			CHECK(n == -1 && errno == EPROTO,
+			      "a data message longer than any grant is EPROTO, nothing read");
+		} else if (s >= 0) {
+			struct pollfd pf = { .fd = s, .events = POLLOUT };
+
+			/* look at the CQ (receives posted again) without
+			 * reading, until the 17th message comes */
+			for (int i = 0; i < 5000 && !(pf.revents & POLLERR); i++) {
+				pf.revents = 0;
+				if (rpoll(&pf, 1, 0) == 0 || !(pf.revents & POLLERR))
+					usleep(1000);
+			}
+			CHECK(pf.revents & POLLERR, "a message beyond the credits given is POLLERR");
+			n = rrecv(s, buf, sizeof(buf), 0);
+			CHECK(n == 16, "the 16 messages within the credits are still read");
+			errno = 0;
+			n = rrecv(s, buf, sizeof(buf), 0);
+			CHECK(n == -1 && errno == EPROTO, "then rrecv says EPROTO");
+		}
+		if (s >= 0)
+			rclose(s);
+		pthread_join(t, &res);
+		CHECK(res == NULL, "the rule breaker's writes were all acknowledged");
+	}
+	{
+		int def = 384;
+
+		rsetsockopt(l, SOL_RDMA, RDMA_RQSIZE, &def, sizeof(def));
 	}
 
 	/* a good client after them */
