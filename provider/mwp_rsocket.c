@@ -66,6 +66,7 @@
 #define RS_CTRL_MAX	4	/* control messages in flight; power of 2 */
 #define RS_SGL_SIZE	2	/* entries of the target SGL */
 #define RS_DEF_MEM	(1u << 17)
+#define RS_MAX_BUF	(1u << 28)	/* SO_SNDBUF, SO_RCVBUF: at most */
 #define RS_DEF_INLINE	64
 #define RS_DEF_QP	384
 #define RS_POLL_US	10	/* a wait polls this long before it sleeps */
@@ -1889,6 +1890,16 @@ rgetsockname(int socket, struct sockaddr *addr, socklen_t *addrlen)
 	return 0;
 }
 
+/* SO_SNDBUF's and SO_RCVBUF's value: twice what is asked, as the
+ * kernel's (and librdmacm's) doubling, within what a ring's int
+ * counters hold. */
+static uint32_t
+buf_size(uint32_t asked)
+{
+	return (uint32_t)RTE_MAX(RTE_MIN((uint64_t)asked << 1, (uint64_t)RS_MAX_BUF),
+				 (uint64_t)RS_SNDLOWAT << 1);
+}
+
 int
 rsetsockopt(int socket, int level, int optname, const void *optval, socklen_t optlen)
 {
@@ -1911,14 +1922,12 @@ rsetsockopt(int socket, int level, int optname, const void *optval, socklen_t op
 			break;
 		case SO_RCVBUF:
 			if (s->rbuf == NULL)
-				s->rbuf_size = RTE_MAX(*(const uint32_t *)optval << 1,
-						       (uint32_t)RS_SNDLOWAT << 1);
+				s->rbuf_size = buf_size(*(const uint32_t *)optval);
 			ret = 0;
 			break;
 		case SO_SNDBUF:
 			if (s->sbuf == NULL)
-				s->sbuf_size = RTE_MAX(*(const uint32_t *)optval << 1,
-						       (uint32_t)RS_SNDLOWAT << 1);
+				s->sbuf_size = buf_size(*(const uint32_t *)optval);
 			ret = 0;
 			break;
 		case SO_LINGER:

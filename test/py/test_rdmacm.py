@@ -139,7 +139,7 @@ class Pair(MemifPair):
         config(alone, "02:00:00:00:00:03", "192.0.2.3", eal=EAL + " --vdev=net_null0,no-rx=1")
         r = run(alone, os.path.join(BUILD, "test", "tools", "rsocket_rules"), "192.0.2.3")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(len(re.findall(r"(?m)^ok: ", r.stdout)), 30, r.stdout)
+        self.assertEqual(len(re.findall(r"(?m)^ok: ", r.stdout)), 31, r.stdout)
         self.assertNotIn("broken", r.stderr)
 
     def perftest(self, *cmd):

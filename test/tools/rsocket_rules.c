@@ -256,6 +256,17 @@ main(int argc, char **argv)
 	rfcntl(l, F_SETFL, 0);
 	CHECK(rsetsockopt(l, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof(one)) == 0,
 	      "RDMA_IOMAPSIZE is taken before the connection");
+	{
+		unsigned int huge = 1u << 31;
+		int got = 0;
+		socklen_t len = sizeof(got);
+
+		rsetsockopt(l, SOL_SOCKET, SO_RCVBUF, &huge, sizeof(huge));
+		rgetsockopt(l, SOL_SOCKET, SO_RCVBUF, &got, &len);
+		CHECK(got == 1 << 28, "SO_RCVBUF of 2 GiB is held to 256 MiB");
+		got = 65536;
+		rsetsockopt(l, SOL_SOCKET, SO_RCVBUF, &got, sizeof(got));
+	}
 
 	/* peers whose connection data is not rsockets' */
 	for (int i = 0; i < 2; i++) {
