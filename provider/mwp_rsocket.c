@@ -866,10 +866,12 @@ get_comp(struct rs *s, bool nonblock, bool (*test)(struct rs *))
 	struct timespec t0, t;
 	int ret;
 
+	if (nonblock)
+		return process_cq(s, true, test);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		ret = process_cq(s, true, test);
-		if (ret == 0 || nonblock || errno != EWOULDBLOCK)
+		if (ret == 0 || errno != EWOULDBLOCK)
 			return ret;
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000000 + (t.tv_nsec - t0.tv_nsec) / 1000 <=
