@@ -1200,8 +1200,12 @@ rrecvfrom(int socket, void *buf, size_t len, int flags, struct sockaddr *src_add
 	return ret;
 }
 
+/* An iovec's buffers one after another through fn (rrecv or rsend),
+ * until one takes less than its length; after the first, with then
+ * added to the flags.  What they took, or the first one's error. */
 static ssize_t
-rrecvv(int socket, const struct iovec *iov, int iovcnt, int flags)
+each_iov(int socket, const struct iovec *iov, int iovcnt, int flags, int then,
+	 ssize_t (*fn)(int, void *, size_t, int))
 {
 	ssize_t total = 0;
 
@@ -1210,8 +1214,7 @@ rrecvv(int socket, const struct iovec *iov, int iovcnt, int flags)
 
 		if (iov[i].iov_len == 0)
 			continue;
-		n = rrecv(socket, iov[i].iov_base, iov[i].iov_len,
-			  total != 0 ? flags | MSG_DONTWAIT : flags);
+		n = fn(socket, iov[i].iov_base, iov[i].iov_len, total != 0 ? flags | then : flags);
 		if (n < 0)
 			return total != 0 ? total : n;
 		total += n;
@@ -1219,6 +1222,13 @@ rrecvv(int socket, const struct iovec *iov, int iovcnt, int flags)
 			break;
 	}
 	return total;
+}
+
+/* after data, a receive does not wait for more */
+static ssize_t
+rrecvv(int socket, const struct iovec *iov, int iovcnt, int flags)
+{
+	return each_iov(socket, iov, iovcnt, flags, MSG_DONTWAIT, rrecv);
 }
 
 ssize_t
@@ -1396,23 +1406,15 @@ rsendto(int socket, const void *buf, size_t len, int flags, const struct sockadd
 }
 
 static ssize_t
+send_buf(int socket, void *buf, size_t len, int flags)
+{
+	return rsend(socket, buf, len, flags);
+}
+
+static ssize_t
 rsendv(int socket, const struct iovec *iov, int iovcnt, int flags)
 {
-	ssize_t total = 0;
-
-	for (int i = 0; i < iovcnt; i++) {
-		ssize_t n;
-
-		if (iov[i].iov_len == 0)
-			continue;
-		n = rsend(socket, iov[i].iov_base, iov[i].iov_len, flags);
-		if (n < 0)
-			return total != 0 ? total : n;
-		total += n;
-		if ((size_t)n < iov[i].iov_len)
-			break;
-	}
-	return total;
+	return each_iov(socket, iov, iovcnt, flags, 0, send_buf);
 }
 
 ssize_t

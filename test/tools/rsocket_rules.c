@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <rdma/rdma_cma.h>
@@ -180,7 +181,8 @@ out:
 	return (void *)ret;
 }
 
-/* A good rsockets client: sends "hello rsockets", tries riowrite to an
+/* A good rsockets client: sends "hello rsockets" (rsendmsg, two
+ * iovecs), tries riowrite to an
  * offset the server never mapped, then closes. */
 static void *
 rs_client(void *arg)
@@ -197,8 +199,11 @@ rs_client(void *arg)
 	if (rconnect(s, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
 		perror("rconnect");
 	} else {
-		CHECK(rsend(s, msg, sizeof(msg), 0) == (ssize_t)sizeof(msg),
-		      "the client's rsend took its whole message");
+		struct iovec iov[2] = { { (void *)msg, 6 }, { (void *)(msg + 6), sizeof(msg) - 6 } };
+		struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+
+		CHECK(rsendmsg(s, &mh, 0) == (ssize_t)sizeof(msg),
+		      "the client's rsendmsg took its whole message (two iovecs)");
 		errno = 0;
 		CHECK(riowrite(s, buf, sizeof(buf), 4096, 0) == (size_t)-1 && errno == EINVAL,
 		      "riowrite to an offset the peer never mapped is EINVAL");
@@ -335,8 +340,12 @@ main(int argc, char **argv)
 		n = rrecv(s, buf, sizeof(buf), MSG_WAITALL);
 		CHECK(n == (ssize_t)sizeof("hello rsockets") &&
 		      strcmp(buf, "hello rsockets") == 0, "its message arrives whole");
-		n = rrecv(s, buf, sizeof(buf), 0);
-		CHECK(n == 0, "rrecv after the peer's close is 0 (end of stream)");
+		{
+			struct iovec iov[2] = { { buf, 4 }, { buf + 4, sizeof(buf) - 4 } };
+
+			n = rreadv(s, iov, 2);
+		}
+		CHECK(n == 0, "rreadv after the peer's close is 0 (end of stream)");
 		CHECK(rsend(s, "x", 1, 0) == -1 && (errno == EPIPE || errno == ECONNRESET),
 		      "rsend after the peer's close is refused");
 		rclose(s);
