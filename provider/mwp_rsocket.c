@@ -332,17 +332,20 @@ rs_free(struct rs *s)
 	free(s->target_list);
 	free(s->rmsg);
 	if (s->id != NULL) {
-		if (s->id->qp != NULL) {
-			struct ibv_cq *cq = s->id->recv_cq;
-			struct ibv_comp_channel *ch = s->id->recv_cq_channel;
+		/* (an endpoint made halfway has its CQ and channel alone) */
+		struct ibv_cq *cq = s->id->recv_cq;
+		struct ibv_comp_channel *ch = s->id->recv_cq_channel;
 
-			ibv_ack_cq_events(cq, s->unack_cqe);
+		if (s->id->qp != NULL)
 			rdma_destroy_qp(s->id);
-			s->id->recv_cq = s->id->send_cq = NULL;
-			s->id->recv_cq_channel = s->id->send_cq_channel = NULL;
+		s->id->recv_cq = s->id->send_cq = NULL;
+		s->id->recv_cq_channel = s->id->send_cq_channel = NULL;
+		if (cq != NULL) {
+			ibv_ack_cq_events(cq, s->unack_cqe);
 			ibv_destroy_cq(cq);
-			ibv_destroy_comp_channel(ch);
 		}
+		if (ch != NULL)
+			ibv_destroy_comp_channel(ch);
 		rdma_destroy_id(s->id);
 	}
 	pthread_mutex_destroy(&s->slock);
@@ -438,9 +441,10 @@ rs_create_ep(struct rs *s)
 
 	for (unsigned int i = 0; i < s->rq_size; i++) {
 		struct ibv_recv_wr wr = { .wr_id = WR_RECV }, *bad;
+		int ret = ibv_post_recv(id->qp, &wr, &bad);
 
-		if (ibv_post_recv(id->qp, &wr, &bad) != 0)
-			return -1;
+		if (ret != 0)
+			return fail(ret);
 	}
 	return 0;
 }
@@ -499,6 +503,7 @@ post_write(struct rs *s, struct ibv_sge *sgl, int nsge, uint32_t msg, bool imm,
 	   int flags, uint64_t addr, uint32_t rkey)
 {
 	struct ibv_send_wr wr, *bad;
+	int ret;
 
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = msg;
@@ -509,7 +514,8 @@ post_write(struct rs *s, struct ibv_sge *sgl, int nsge, uint32_t msg, bool imm,
 	wr.imm_data = imm ? htobe32(msg) : 0;
 	wr.wr.rdma.remote_addr = addr;
 	wr.wr.rdma.rkey = rkey;
-	return ibv_post_send(s->id->qp, &wr, &bad) != 0 ? fail(errno ? errno : EIO) : 0;
+	ret = ibv_post_send(s->id->qp, &wr, &bad);	/* the errno itself */
+	return ret != 0 ? fail(ret) : 0;
 }
 
 /* A control message: a zero-length write, its immediate all it says. */
@@ -731,6 +737,11 @@ poll_cq(struct rs *s)
 			}
 		}
 	}
+	if (ret < 0) {
+		s->state = S_ERROR;
+		s->err = EIO;
+		return fail(EIO);
+	}
 	if (s->state & S_CONNECTED) {
 		while (ret == 0 && rcnt-- > 0) {
 			struct ibv_recv_wr wr = { .wr_id = WR_RECV }, *bad;
@@ -738,8 +749,10 @@ poll_cq(struct rs *s)
 			ret = ibv_post_recv(s->id->qp, &wr, &bad);
 		}
 		if (ret != 0) {
+			/* (ibv_post_recv returns the errno) */
 			s->state = S_ERROR;
-			s->err = errno ? errno : EIO;
+			s->err = ret;
+			return fail(ret);
 		}
 	}
 	return ret;
