@@ -1034,6 +1034,14 @@ complete(struct rid *r, enum rdma_cm_event_type want)
 }
 
 int
+mwp_rdmacm_complete(struct rdma_cm_id *id, enum rdma_cm_event_type want)
+{
+	struct rid *r = rid_of(id);
+
+	return r == NULL ? fail(EINVAL) : complete(r, want);
+}
+
+int
 rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	struct rid *r = rid_of(id);

@@ -40,6 +40,15 @@ socklen_t mwp_rdmacm_sa_len(const struct sockaddr *sa);
 /** An ephemeral port, as the kernel picks one. */
 uint16_t mwp_rdmacm_ephemeral_port(void);
 
+/**
+ * A synchronous id's call that found its channel non-blocking (it said
+ * EAGAIN): its event now, as the call would have waited for it; want:
+ * the event that is success.  0, or -1 with errno (EAGAIN: not yet; the
+ * event's status, as the call says it).  For rsockets' non-blocking
+ * connect and accept (mwp_rsocket.c), as librdmacm's ucma_complete.
+ */
+int mwp_rdmacm_complete(struct rdma_cm_id *id, enum rdma_cm_event_type want);
+
 /** The system's librdmacm (mwp_rdmacm_sys.c): its functions. */
 struct mwp_sys_rdmacm {
 	struct rdma_event_channel *(*create_event_channel)(void);

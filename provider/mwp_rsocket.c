@@ -28,10 +28,12 @@
  *   op CTRL.  Four control messages may be in flight.
  *
  * An rsocket's number is its RDMA CM id's channel fd, as librdmacm's.
- * rconnect() and raccept() complete the CM exchange before they return,
- * for blocking and non-blocking sockets alike (a non-blocking rconnect
- * never says EINPROGRESS).  Datagram rsockets (SOCK_DGRAM) are not
- * implemented: rsocket() says ENOTSUP for them.
+ * A blocking rconnect() or raccept() completes the CM exchange before it
+ * returns; a non-blocking one goes as far as the CM's events allow and
+ * the socket's calls and rpoll() carry it on (EINPROGRESS, then POLLOUT
+ * or POLLERR and SO_ERROR), the id's channel non-blocking meanwhile.
+ * Datagram rsockets (SOCK_DGRAM) are not implemented: rsocket() says
+ * ENOTSUP for them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +58,7 @@
 #include <rdma/rsocket.h>
 
 #include "mwp_ibv.h"
+#include "mwp_rdmacm.h"
 
 /* librdmacm's defaults and limits, which the wire format assumes */
 #define RS_SNDLOWAT	2048	/* room a send needs before it goes */
@@ -125,6 +128,11 @@ enum {
 	S_INIT = 0,
 	S_BOUND = 0x1,
 	S_LISTENING = 0x2,
+	S_OPENING = 0x4,		/* the CM exchange under way: */
+	S_RESOLVING_ADDR = S_OPENING | 0x10,
+	S_RESOLVING_ROUTE = S_OPENING | 0x20,
+	S_CONNECTING = S_OPENING | 0x40,
+	S_ACCEPTING = S_OPENING | 0x80,
 	S_CONNECTED = 0x100,
 	S_WRITABLE = 0x200,
 	S_READABLE = 0x400,
@@ -1068,61 +1076,160 @@ raccept(int socket, struct sockaddr *addr, socklen_t *addrlen)
 	param.private_data = &resp;
 	param.private_data_len = sizeof(resp);
 	s->index = cid->channel->fd;
-	if (rdma_accept(cid, &param) != 0 || tbl_set(s->index, s) != 0) {
+	if (tbl_set(s->index, s) != 0) {
+		s->index = -1;
+		rdma_reject(cid, NULL, 0);
+		rs_free(s);
+		return fail(EMFILE);
+	}
+	/* a non-blocking socket takes the RTU later (do_connect) */
+	set_nonblock(cid->channel->fd, s->fs_flags & O_NONBLOCK);
+	if (rdma_accept(cid, &param) == 0) {
+		connected(s);
+	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+		s->state = S_ACCEPTING;
+	} else {
 		int err = errno ? errno : ECONNABORTED;
 
-		if (tbl_get(s->index) != s)
-			s->index = -1;
 		rs_free(s);
 		return fail(err);
 	}
-	connected(s);
 	if (addr != NULL && addrlen != NULL)
 		rgetpeername(s->index, addr, addrlen);
 	return s->index;
+}
+
+/*
+ * The CM exchange of a connecting or accepting rsocket, one step at a
+ * time: a non-blocking socket's id has a non-blocking channel, so each
+ * call goes as far as the events that have come and says EINPROGRESS
+ * at the first that has not (its event wakes rpoll through the
+ * channel's fd); a blocking socket goes through to the end.  As
+ * librdmacm's rs_do_connect.
+ */
+static int
+do_connect(struct rs *s)
+{
+	struct rdma_conn_param param;
+	struct conn_data req;
+	const struct rdma_cm_event *e;
+	int ret;
+
+	pthread_mutex_lock(&s->slock);
+	switch (s->state) {
+	case S_INIT:
+	case S_BOUND:
+		set_nonblock(s->id->channel->fd, s->fs_flags & O_NONBLOCK);
+		ret = rdma_resolve_addr(s->id, NULL, &s->id->route.addr.dst_addr, RS_CONN_MS);
+		if (ret == 0)
+			goto resolve_route;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			s->state = S_RESOLVING_ADDR;
+		break;
+	case S_RESOLVING_ADDR:
+		ret = mwp_rdmacm_complete(s->id, RDMA_CM_EVENT_ADDR_RESOLVED);
+		if (ret != 0)
+			break;
+resolve_route:
+		ret = rdma_resolve_route(s->id, RS_CONN_MS);
+		if (ret == 0)
+			goto do_connect;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			s->state = S_RESOLVING_ROUTE;
+		break;
+	case S_RESOLVING_ROUTE:
+		ret = mwp_rdmacm_complete(s->id, RDMA_CM_EVENT_ROUTE_RESOLVED);
+		if (ret != 0)
+			break;
+do_connect:
+		ret = rs_create_ep(s);
+		if (ret != 0)
+			break;
+		memset(&param, 0, sizeof(param));
+		conn_format(s, &req);
+		param.private_data = &req;
+		param.private_data_len = sizeof(req);
+		param.flow_control = 1;
+		param.retry_count = 7;
+		param.rnr_retry_count = 7;
+		ret = rdma_connect(s->id, &param);
+		if (ret == 0)
+			goto established;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			s->state = S_CONNECTING;
+		break;
+	case S_CONNECTING:
+		ret = mwp_rdmacm_complete(s->id, RDMA_CM_EVENT_ESTABLISHED);
+		if (ret != 0)
+			break;
+established:
+		e = s->id->event;
+		if (e == NULL ||
+		    !conn_save(s, e->param.conn.private_data, e->param.conn.private_data_len)) {
+			ret = fail(ENOTSUP);	/* the peer is no rsocket */
+			break;
+		}
+		connected(s);
+		break;
+	case S_ACCEPTING:
+		ret = mwp_rdmacm_complete(s->id, RDMA_CM_EVENT_ESTABLISHED);
+		if (ret == 0)
+			connected(s);
+		break;
+	case S_CONNECT_ERROR:
+	case S_DISCONNECTED:
+	case S_ERROR:
+		ret = fail(ENOTCONN);
+		goto out;
+	default:
+		ret = (s->state & S_CONNECTED) ? 0 : fail(EINVAL);
+		goto out;
+	}
+	if (ret != 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK) {
+			errno = EINPROGRESS;
+		} else {
+			s->state = S_CONNECT_ERROR;
+			s->err = errno;
+		}
+	}
+out:
+	pthread_mutex_unlock(&s->slock);
+	return ret;
+}
+
+/* A call that needs the connection: the CM exchange on, if it is under
+ * way; 0 when it is done, else -1 with EAGAIN (not yet) or its error. */
+static int
+opened(struct rs *s)
+{
+	if (!(s->state & S_OPENING))
+		return 0;
+	if (do_connect(s) == 0)
+		return 0;
+	if (errno == EINPROGRESS)
+		errno = EAGAIN;
+	return -1;
 }
 
 int
 rconnect(int socket, const struct sockaddr *addr, socklen_t addrlen)
 {
 	struct rs *s = lookup(socket);
-	struct rdma_conn_param param;
-	struct conn_data req;
-	const struct rdma_cm_event *e;
 
 	if (s == NULL)
 		return fail(EBADF);
 	if (s->state & S_CONNECTED)
 		return fail(EISCONN);
+	if (s->state & S_OPENING)
+		return fail(EALREADY);
 	if (s->state != S_INIT && s->state != S_BOUND)
 		return fail(s->state == S_LISTENING ? EINVAL : ENOTCONN);
-	if (addr == NULL || addrlen > sizeof(s->id->route.addr.dst_storage))
+	if (addr == NULL || addrlen > sizeof(s->id->route.addr.dst_storage) ||
+	    (addr->sa_family != AF_INET && addr->sa_family != AF_INET6))
 		return fail(EINVAL);
 	memcpy(&s->id->route.addr.dst_addr, addr, addrlen);
-	if (rdma_resolve_addr(s->id, NULL, (struct sockaddr *)addr, RS_CONN_MS) != 0 ||
-	    rdma_resolve_route(s->id, RS_CONN_MS) != 0 || rs_create_ep(s) != 0)
-		goto err;
-	memset(&param, 0, sizeof(param));
-	conn_format(s, &req);
-	param.private_data = &req;
-	param.private_data_len = sizeof(req);
-	param.flow_control = 1;
-	param.retry_count = 7;
-	param.rnr_retry_count = 7;
-	if (rdma_connect(s->id, &param) != 0)
-		goto err;
-	e = s->id->event;
-	if (e == NULL ||
-	    !conn_save(s, e->param.conn.private_data, e->param.conn.private_data_len)) {
-		errno = ENOTSUP;
-		goto err;
-	}
-	connected(s);
-	return 0;
-err:
-	s->state = S_CONNECT_ERROR;
-	s->err = errno;
-	return -1;
+	return do_connect(s);	/* EINPROGRESS: non-blocking, under way */
 }
 
 /* ---- receiving ---- */
@@ -1179,6 +1286,8 @@ rrecv(int socket, void *buf, size_t len, int flags)
 
 	if (s == NULL)
 		return fail(EBADF);
+	if (opened(s) != 0)
+		return -1;
 	if (!(s->state & (S_CONNECTED | S_DISCONNECTED | S_ERROR)))
 		return fail(ENOTCONN);
 	pthread_mutex_lock(&s->rlock);
@@ -1382,6 +1491,8 @@ rsend(int socket, const void *buf, size_t len, int flags)
 
 	if (s == NULL)
 		return fail(EBADF);
+	if (opened(s) != 0)
+		return -1;
 	if (!(s->state & S_CONNECTED))
 		return fail(s->state & (S_DISCONNECTED | S_ERROR) ? EPIPE : ENOTCONN);
 	pthread_mutex_lock(&s->slock);
@@ -1567,6 +1678,8 @@ riowrite(int socket, const void *buf, size_t count, off_t offset, int flags)
 
 	if (s == NULL)
 		return (size_t)fail(EBADF);
+	if (opened(s) != 0)
+		return (size_t)-1;
 	if (!(s->state & S_CONNECTED))
 		return (size_t)fail(ENOTCONN);
 	pthread_mutex_lock(&s->slock);
@@ -1628,6 +1741,9 @@ poll_rs(struct rs *s, short events, bool nonblock, bool (*test)(struct rs *))
 {
 	short rev = 0;
 
+	/* the CM exchange under way: on, as its events have come */
+	if ((s->state & S_OPENING) && do_connect(s) != 0 && errno == EINPROGRESS)
+		return 0;
 	if (s->state & (S_CONNECTED | S_DISCONNECTED | S_ERROR)) {
 		if (s->id->recv_cq != NULL)
 			process_cq(s, nonblock, test);
@@ -1890,7 +2006,7 @@ rgetpeername(int socket, struct sockaddr *addr, socklen_t *addrlen)
 
 	if (s == NULL)
 		return fail(EBADF);
-	if (!(s->state & S_CONNECTED))
+	if (!(s->state & (S_CONNECTED | S_OPENING)))
 		return fail(ENOTCONN);
 	copy_addr(addr, &s->id->route.addr.dst_addr, addrlen);
 	return 0;
@@ -2117,7 +2233,9 @@ rfcntl(int socket, int cmd, ...)
 	case F_SETFL:
 		arg = va_arg(ap, int);
 		s->fs_flags = arg;
-		if (s->state == S_LISTENING)
+		/* a listener's and a connecting socket's waits are their
+		 * channel's reads */
+		if (s->state == S_LISTENING || (s->state & S_OPENING))
 			set_nonblock(s->id->channel->fd, arg & O_NONBLOCK);
 		break;
 	case F_GETFD:

@@ -19,7 +19,11 @@
  *   were given (the 16 are still read);
  * - on that connection: riowrite to an offset the peer never mapped is
  *   EINVAL, data arrives whole, a send after the peer's close is
- *   refused, and rrecv says 0 (end of stream) after the peer's close.
+ *   refused, and rrecv says 0 (end of stream) after the peer's close;
+ * - non-blocking: rconnect says EINPROGRESS and rpoll then shows its end
+ *   (SO_ERROR ECONNREFUSED toward a port nobody listens on, 0 toward the
+ *   listener); a non-blocking listener's raccept and its socket say
+ *   EAGAIN until the request and the connection come.
  * Exit 0 when all held; 1 when one did not (said on stderr); 2 when the
  * setup failed.
  */
@@ -215,6 +219,63 @@ rs_client(void *arg)
 	return (void *)ret;
 }
 
+/* A non-blocking rconnect to port: EINPROGRESS, then rpoll until it is
+ * writable or in error; what SO_ERROR says then (or -1 when the steps
+ * were not those). */
+static int
+nb_connect(uint16_t port, int *sock)
+{
+	struct sockaddr_in to = addr;
+	struct pollfd pf;
+	int s = rsocket(AF_INET, SOCK_STREAM, 0), err = -1;
+	socklen_t len = sizeof(err);
+
+	*sock = s;
+	if (s < 0)
+		return -1;
+	to.sin_port = htons(port);
+	rfcntl(s, F_SETFL, O_NONBLOCK);
+	errno = 0;
+	if (rconnect(s, (struct sockaddr *)&to, sizeof(to)) != -1 || errno != EINPROGRESS) {
+		fprintf(stderr, "rconnect: not EINPROGRESS (errno %d)\n", errno);
+		return -1;
+	}
+	pf.fd = s;
+	pf.events = POLLOUT;
+	pf.revents = 0;
+	if (rpoll(&pf, 1, 10000) != 1) {
+		fprintf(stderr, "rpoll: nothing in 10 s\n");
+		return -1;
+	}
+	if (rgetsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) != 0)
+		return -1;
+	return err;
+}
+
+/* A non-blocking client: connects, sends "nb", closes.  0: it did. */
+static void *
+nb_client(void *arg)
+{
+	int ns, err = nb_connect(PORT, &ns);
+	intptr_t ret = 1;
+
+	(void)arg;
+	CHECK(err == 0, "a non-blocking rconnect to the listener: EINPROGRESS, rpoll, "
+			"then SO_ERROR 0");
+	for (int i = 0; err == 0 && i < 10000; i++) {
+		if (rsend(ns, "nb", 2, 0) == 2) {
+			ret = 0;
+			break;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			break;
+		usleep(1000);
+	}
+	if (ns >= 0)
+		rclose(ns);
+	return (void *)ret;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -332,6 +393,19 @@ main(int argc, char **argv)
 		rsetsockopt(l, SOL_RDMA, RDMA_RQSIZE, &def, sizeof(def));
 	}
 
+	/* non-blocking connects: to nobody (our own CM's REJ), then to the
+	 * listener (its raccept is blocking, in this thread, after) */
+	{
+		int ns, err = nb_connect(PORT + 1, &ns);
+
+		CHECK(err == ECONNREFUSED, "a non-blocking rconnect to a port nobody listens "
+					   "on: EINPROGRESS, rpoll, then SO_ERROR ECONNREFUSED");
+		errno = 0;
+		CHECK(ns >= 0 && rsend(ns, "x", 1, 0) == -1 && errno == ENOTCONN,
+		      "and rsend on it is ENOTCONN");
+		rclose(ns);
+	}
+
 	/* a good client after them */
 	pthread_create(&t, NULL, rs_client, NULL);
 	s = raccept(l, NULL, NULL);
@@ -352,6 +426,33 @@ main(int argc, char **argv)
 	}
 	pthread_join(t, &res);
 	CHECK(res == NULL, "the client's side held");
+	/* a non-blocking client to a non-blocking listener: raccept says
+	 * EAGAIN until the REQ, the accepted socket EAGAIN until the RTU
+	 * and its data */
+	rfcntl(l, F_SETFL, O_NONBLOCK);
+	pthread_create(&t, NULL, nb_client, NULL);
+	s = -1;
+	for (int i = 0; i < 10000 && s < 0; i++) {
+		s = raccept(l, NULL, NULL);
+		if (s < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			break;
+		if (s < 0)
+			usleep(1000);
+	}
+	CHECK(s >= 0, "a non-blocking listener accepts the non-blocking client");
+	n = -1;
+	for (int i = 0; s >= 0 && i < 10000; i++) {
+		n = rrecv(s, buf, 2, MSG_WAITALL);
+		if (n != -1 || (errno != EAGAIN && errno != EWOULDBLOCK))
+			break;
+		usleep(1000);
+	}
+	CHECK(n == 2 && memcmp(buf, "nb", 2) == 0,
+	      "its data arrives once the connection is up (EAGAIN before)");
+	if (s >= 0)
+		rclose(s);
+	pthread_join(t, &res);
+	CHECK(res == NULL, "the non-blocking client's side held");
 	rclose(l);
 	return broken;
 }
