@@ -26,6 +26,13 @@ import congestion  # noqa: E402
 SECONDS = 6
 
 
+def resent_without_loss(r):
+    """A sender sent frames again while the bottleneck dropped none."""
+    if r["queue"].get("dropped", 0) != 0:
+        return False
+    return any((r["devices"].get(n) or {}).get("retrans", 0) for n in congestion.SENDERS)
+
+
 class Congestion(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -35,15 +42,22 @@ class Congestion(unittest.TestCase):
         # run too -- its reaction comes on the lcore's clock, and a
         # preempted sender reacts late.  Each attempt is printed; the
         # second one's figures are the ones asserted.
+        #
+        # A DCQCN run in which a sender sent something again although the
+        # bottleneck dropped nothing is measured once more too: its
+        # retransmission timer fired late, not at a loss (a CI run had
+        # 30 frames sent again, 0 dropped, with the interop suite's QEMU
+        # busy beside it).  The second run must send nothing twice.
         cls.runs = {}
         for cc in ("dcqcn", "off"):
             for attempt in (1, 2):
                 r = congestion.run(BUILD, 100, SECONDS, cc, "t%d%d" % (os.getpid(), attempt))
                 print(congestion.report(r), file=sys.stderr)
-                if r["ok"]:
+                if r["ok"] and not (cc == "dcqcn" and resent_without_loss(r)):
                     break
-                print("congestion: %s, attempt %d: a program did not complete (%s); "
-                      "measured again" % (cc, attempt, ", ".join(sorted(r["errors"]))),
+                why = ("a program did not complete (%s)" % ", ".join(sorted(r["errors"]))
+                       if not r["ok"] else "a sender sent again with nothing dropped")
+                print("congestion: %s, attempt %d: %s; measured again" % (cc, attempt, why),
                       file=sys.stderr)
             cls.runs[cc] = r
 
