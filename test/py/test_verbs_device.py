@@ -586,12 +586,16 @@ class Pair(MemifPair):
                 # About one run in four under meson (never alone, 20 runs),
                 # a rank's UCX UD endpoint times out in the first
                 # MPI_Barrier: not understood yet (docs/verbs-device.md).
-                # That failure is shown and the run made once more; the
-                # second must pass.
+                # That failure is shown and the run made again, up to
+                # twice (a CI run of 2026-11-29 had two in a row hang,
+                # 60 s each; alone, 3 runs of 3 passed after it); the last
+                # must pass.
                 rc, out, err = self.mpirun(cmd)
-                if rc != 0 and "unhandled timeout error" in err or rc is None:
-                    sys.stderr.write("MPI over %s: a first run failed (%s); once more. "
-                                     "Its end:\n%s\n" % (tls, rc, err[-3000:]))
+                for again in (1, 2):
+                    if not (rc != 0 and "unhandled timeout error" in err or rc is None):
+                        break
+                    sys.stderr.write("MPI over %s: run %d failed (%s); once more. "
+                                     "Its end:\n%s\n" % (tls, again, rc, err[-3000:]))
                     rc, out, err = self.mpirun(cmd)
                 self.assertEqual(rc, 0, out + err)
                 self.assertRegex(out, r"pingpong ok 200 x 4096 B: [\d.]+ us")
