@@ -17,6 +17,7 @@
 #include <rte_malloc.h>
 
 #include "mwp_device.h"
+#include "roce_hdr.h"
 #include "mwp_errno.h"
 #include "mwp_log.h"
 
@@ -64,6 +65,8 @@ mwp_dev_create(const struct mwp_device_attr *attr)
 	d->socket = a.socket;
 	d->next_pd = 1;
 	d->next_qpn = MWP_FIRST_QPN;
+	d->qpn_lo = MWP_FIRST_QPN;
+	d->qpn_hi = ROCE_PSN_MASK;
 	d->sequential = (a.flags & MWP_DEVICE_F_SEQUENTIAL) != 0;
 	TAILQ_INIT(&d->qps);
 	TAILQ_INIT(&d->pds);
@@ -215,6 +218,21 @@ mwp_device_set_async(struct ibv_context *ctx, mwp_async_event_fn fn, void *arg)
 
 	d->async_arg = arg;
 	__atomic_store_n(&d->async, fn, __ATOMIC_RELEASE);
+}
+
+int
+mwp_device_set_qpn_range(struct ibv_context *ctx, uint32_t lo, uint32_t hi)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+
+	if (lo < MWP_FIRST_QPN || hi > ROCE_PSN_MASK || lo > hi)
+		return EINVAL;
+	pthread_mutex_lock(&d->lock);
+	d->qpn_lo = lo;
+	d->qpn_hi = hi;
+	d->next_qpn = lo;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
 }
 
 void

@@ -80,6 +80,7 @@ struct mwp_dev {
 	bool sequential;
 	uint32_t next_pd;
 	uint32_t next_qpn;		/* sequential QPNs: the next to try */
+	uint32_t qpn_lo, qpn_hi;	/* the numbers QPs take (mwp_device_set_qpn_range) */
 	TAILQ_HEAD(, mwp_qp) qps;
 	/* of qps, those mwp_poll runs (no owner, or a stopped engine's):
 	 * with none, it need not take the lock the datapath tries */

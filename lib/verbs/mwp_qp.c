@@ -172,16 +172,16 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 			free_qp(qp);
 			return mwp_null_errno(ENOSPC);
 		}
-		/* 24 bits: after 0xffffff comes the first again (0 and 1 are
-		 * the special QPs of InfiniBand); or at random */
+		/* from the device's range (24 bits unless it was narrowed:
+		 * 0 and 1 are the special QPs of InfiniBand), after its last
+		 * the first again; or at random */
 		do {
 			if (!d->sequential) {
-				qpn = MWP_FIRST_QPN +
-				      mwp_rand_below(ROCE_PSN_MASK + 1 - MWP_FIRST_QPN);
+				qpn = d->qpn_lo + mwp_rand_below(d->qpn_hi + 1 - d->qpn_lo);
 				continue;
 			}
 			qpn = d->next_qpn;
-			d->next_qpn = qpn >= ROCE_PSN_MASK ? MWP_FIRST_QPN : qpn + 1;
+			d->next_qpn = qpn >= d->qpn_hi ? d->qpn_lo : qpn + 1;
 		} while (qpn_slot_taken(d, qpn));
 	}
 	qp->ibqp.context = ibpd->context;

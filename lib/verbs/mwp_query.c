@@ -76,6 +76,20 @@ mwp_device_wr_api_posted(const struct ibv_context *ctx)
 	return __atomic_load_n(&to_mdev(ctx)->wr_api_posted, __ATOMIC_RELAXED);
 }
 
+unsigned int
+mwp_device_qp_count(struct ibv_context *ctx)
+{
+	struct mwp_dev *d = to_mdev(ctx);
+	const struct mwp_qp *qp;
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&d->lock);
+	TAILQ_FOREACH(qp, &d->qps, next)
+		n++;
+	pthread_mutex_unlock(&d->lock);
+	return n;
+}
+
 uint64_t
 mwp_cq_overruns(const struct ibv_cq *cq)
 {

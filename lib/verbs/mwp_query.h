@@ -127,6 +127,9 @@ int mwp_mw_query_info(const struct ibv_mw *mw, struct mwp_mw_info *info);
  *  (ibv_wr_complete), as against ibv_post_send. */
 uint64_t mwp_device_wr_api_posted(const struct ibv_context *ctx);
 
+/** The QPs a device has, QP1 among them if it has one. */
+unsigned int mwp_device_qp_count(struct ibv_context *ctx);
+
 /** Completions lost because the CQ was full (the QP went to ERR). */
 uint64_t mwp_cq_overruns(const struct ibv_cq *cq);
 

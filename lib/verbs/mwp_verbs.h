@@ -182,6 +182,18 @@ typedef void (*mwp_async_event_fn)(struct ibv_context *ctx,
  */
 void mwp_device_set_async(struct ibv_context *ctx, mwp_async_event_fn fn, void *arg);
 
+/**
+ * The numbers the device's QPs take from now on, lo to hi: the share of
+ * the 24-bit space of one of several processes that drive one port (each
+ * sees every frame, and takes only those to its own QPs).  QPs that
+ * exist keep theirs; mwp_create_qp_num may still name any number.
+ *
+ * @return
+ *   0, or EINVAL: lo below 0x11 (0 and 1 are InfiniBand's special QPs,
+ *   and the first few are kept), hi above 0xffffff, or lo above hi.
+ */
+int mwp_device_set_qpn_range(struct ibv_context *ctx, uint32_t lo, uint32_t hi);
+
 /** What a completion event calls: in the thread that delivers the
  *  completion (an engine's), so it must be short and must not block. */
 typedef void (*mwp_cq_event_fn)(struct ibv_cq *cq, void *arg);

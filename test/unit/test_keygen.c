@@ -538,3 +538,49 @@ Test(keygen, random_qpns_of_live_qps_never_share_a_port_slot)
 	mwp_dealloc_pd(p);
 	mwp_close_device(c);
 }
+
+/* A device one of several processes drive (a shared device): its QPs
+ * take numbers of its range only, random or in order, and the range
+ * takes what the 24 bits allow and nothing else. */
+Test(keygen, qpns_stay_in_the_range_a_shared_device_gives_them)
+{
+	struct ibv_context *c = mwp_open_device(NULL);
+	struct ibv_context *s = mwp_open_device(&(struct mwp_device_attr){
+		.flags = MWP_DEVICE_F_SEQUENTIAL, .socket = SOCKET_ID_ANY });
+	struct ibv_pd *p = mwp_alloc_pd(c), *ps = mwp_alloc_pd(s);
+	struct ibv_cq *q = mwp_create_cq(c, 8), *qs = mwp_create_cq(s, 8);
+	struct ibv_qp_init_attr ia = { .send_cq = q, .recv_cq = q, .qp_type = IBV_QPT_UD,
+				       .cap = { .max_send_wr = 1, .max_recv_wr = 1 } };
+	struct ibv_qp *x;
+	uint32_t out = 0;
+
+	cr_expect_eq(mwp_device_set_qpn_range(c, 0x10, 0xfffff), EINVAL, "QP 0x10 is kept");
+	cr_expect_eq(mwp_device_set_qpn_range(c, 0x100000, 0x1000000), EINVAL, "25 bits");
+	cr_expect_eq(mwp_device_set_qpn_range(c, 0x200000, 0x1fffff), EINVAL, "empty");
+	cr_assert_eq(mwp_device_set_qpn_range(c, 0x300000, 0x3fffff), 0);
+	for (int i = 0; i < 2000; i++) {
+		x = mwp_create_qp(p, &ia);
+		cr_assert_not_null(x);
+		out += x->qp_num < 0x300000 || x->qp_num > 0x3fffff;
+		cr_assert_eq(mwp_destroy_qp(x), 0);
+	}
+	cr_expect_eq(out, 0, "%u random QPNs outside the range", out);
+	/* in order: from the first, and after the last the first again */
+	cr_assert_eq(mwp_device_set_qpn_range(s, 0xfffffe, 0xffffff), 0);
+	ia.send_cq = ia.recv_cq = qs;
+	x = mwp_create_qp(ps, &ia);
+	cr_expect_eq(x->qp_num, 0xfffffe);
+	cr_assert_eq(mwp_destroy_qp(x), 0);
+	x = mwp_create_qp(ps, &ia);
+	cr_expect_eq(x->qp_num, 0xffffff);
+	cr_assert_eq(mwp_destroy_qp(x), 0);
+	x = mwp_create_qp(ps, &ia);
+	cr_expect_eq(x->qp_num, 0xfffffe);
+	cr_assert_eq(mwp_destroy_qp(x), 0);
+	mwp_destroy_cq(q);
+	mwp_destroy_cq(qs);
+	mwp_dealloc_pd(p);
+	mwp_dealloc_pd(ps);
+	mwp_close_device(c);
+	mwp_close_device(s);
+}
