@@ -86,6 +86,31 @@ mwp_cm_destroy(struct mwp_cm *cm)
 	return 0;
 }
 
+int
+mwp_cm_share(struct mwp_cm *cm, uint32_t part, uint32_t part_bits,
+	     const struct mwp_cm_share_ops *ops)
+{
+	int ret = 0;
+
+	if (cm == NULL || ops == NULL || ops->others_listen == NULL ||
+	    ops->answers_strays == NULL || part_bits == 0 || part_bits > 8 ||
+	    part >= 1u << part_bits || cm->id_bits + part_bits > 24)
+		return EINVAL;
+	pthread_mutex_lock(&cm->lock);
+	if (cm->nb_ids != 0) {
+		ret = EBUSY;
+	} else {
+		cm->part = part;
+		cm->part_bits = part_bits;
+		cm->share = *ops;
+		/* TIDs of our own too: another process's answers to its
+		 * requests are never taken for ours */
+		cm->tid_hi = (cm->tid_hi & (UINT32_MAX >> part_bits)) | part << (32 - part_bits);
+	}
+	pthread_mutex_unlock(&cm->lock);
+	return ret;
+}
+
 /* One MAD from QP1, to its state machine. */
 static void
 rx_mad(struct mwp_cm *cm, const struct cm_rx *rx)
@@ -100,6 +125,18 @@ rx_mad(struct mwp_cm *cm, const struct cm_rx *rx)
 	attr = mad_attr(rx->mad);
 	if (attr >= ROCE_CM_REQ && attr <= ROCE_CM_SIDR_REP)
 		cm->st.rx_by_attr[attr - ROCE_CM_REQ]++;
+	/* shared (mwp_cm_share): an answer to another process's ID is its
+	 * business -- every message but the two requests names the ID of
+	 * the side it goes to */
+	if (cm->part_bits != 0 && attr > ROCE_CM_REQ && attr <= ROCE_CM_SIDR_REP &&
+	    attr != ROCE_CM_SIDR_REQ) {
+		const uint32_t ours = mad_get(rx->mad, attr == ROCE_CM_SIDR_REP ?
+						       CM_SIDR_REP_REQUEST_ID :
+						       CM_REP_REMOTE_COMM_ID);
+
+		if (ours != 0 && cm_others_id(cm, ours))
+			return;
+	}
 	if (attr == ROCE_CM_SIDR_REQ || attr == ROCE_CM_SIDR_REP)
 		cm_sidr_rx(cm, rx, attr);
 	else if (attr >= ROCE_CM_REQ && attr <= ROCE_CM_APR)

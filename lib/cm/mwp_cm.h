@@ -95,6 +95,37 @@ void mwp_cm_set_wake(struct mwp_cm *cm, void (*fn)(void *arg), void *arg);
  */
 uint64_t mwp_cm_idle_until(struct mwp_cm *cm, uint64_t now);
 
+/**
+ * What a CM asks about the CMs of other processes that drive the same
+ * port's address (each with a packet socket of its own on one kernel
+ * interface, so that each sees every MAD): see mwp_cm_share().
+ */
+struct mwp_cm_share_ops {
+	/** Does a live CM of another process listen on service id sid? */
+	bool (*others_listen)(void *arg, uint64_t sid);
+	/** Is this CM the one that answers for everybody -- a REQ or a SIDR
+	 *  REQ that no process listens for, a message for a communication
+	 *  ID that no process has? */
+	bool (*answers_strays)(void *arg);
+	void *arg;
+};
+
+/**
+ * Make cm one of several processes' CMs on one address: its local
+ * communication IDs carry part (0 to 2^part_bits - 1) in their top
+ * part_bits bits, and another part's IDs are others' business (not
+ * answered, counted in others); a REQ or SIDR REQ for a service it does
+ * not listen on is left to the process that does (ops->others_listen),
+ * and answered as the specification says (REJ, "no service") only by
+ * the one of ops->answers_strays.  Call before the CM's first id.
+ *
+ * @return
+ *   0, or EINVAL (part_bits 0 or above 8, part out of range, ops or a
+ *   function NULL), EBUSY (the CM has ids).
+ */
+int mwp_cm_share(struct mwp_cm *cm, uint32_t part, uint32_t part_bits,
+		 const struct mwp_cm_share_ops *ops);
+
 /** What a connection or SIDR's peer is and how to reach it. */
 struct mwp_cm_path {
 	union ibv_gid sgid;	/**< ours (IPv4-mapped for IPv4) */
@@ -250,6 +281,8 @@ struct mwp_cm_stats {
 	uint64_t event_full;		/**< dropped: the event queue was full */
 	uint64_t send_full;		/**< not sent: no send slot and the queue
 					 *   of those waiting full (a retry will) */
+	uint64_t others;		/**< left to another process's CM
+					 *   (mwp_cm_share) */
 };
 
 /** A copy of the CM's counters. */

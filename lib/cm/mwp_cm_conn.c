@@ -17,7 +17,8 @@
  *   duplicate DREQ, timewait   the DREP again
  *
  * Everything else that finds no id, or an id in a state that cannot take
- * it, is counted and dropped.
+ * it, is counted and dropped.  A CM shared by several processes
+ * (mwp_cm_share) leaves what is for another's IDs or listeners alone.
  */
 #include <errno.h>
 #include <string.h>
@@ -165,12 +166,15 @@ req_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 		dup_req(id);
 		return;
 	}
+	l = cm_listener(cm, mad_get64(mad, CM_REQ_SERVICE_ID));
+	/* shared (mwp_cm_share): another process's listener takes it */
+	if (l == NULL && cm_leave_stray(cm, mad_get64(mad, CM_REQ_SERVICE_ID)))
+		return;
 	if (qp_connected(cm, mad_get(mad, CM_REQ_LOCAL_QPN), guid)) {
 		cm->st.rej_stale++;
 		rej_to(cm, rx, rid, ROCE_CM_REF_REQ, ROCE_REJ_STALE_CONN);
 		return;
 	}
-	l = cm_listener(cm, mad_get64(mad, CM_REQ_SERVICE_ID));
 	if (l == NULL) {
 		cm->st.rej_no_listener++;
 		rej_to(cm, rx, rid, ROCE_CM_REF_REQ, ROCE_REJ_INVALID_SERVICE_ID);

@@ -31,8 +31,12 @@ cm_id_new(struct mwp_cm *cm, enum cm_state state, void *context)
 		}
 	if (id == NULL)
 		return NULL;
+	/* shared (mwp_cm_share): the top bits are our part */
 	do {
 		hi = (uint32_t)rte_rand() >> cm->id_bits;
+		if (cm->part_bits != 0)
+			hi = (hi & (UINT32_MAX >> (cm->part_bits + cm->id_bits))) |
+			     cm->part << (32 - cm->part_bits - cm->id_bits);
 	} while (hi == 0);
 	memset(id, 0, sizeof(*id));
 	id->cm = cm;

@@ -91,7 +91,37 @@ struct mwp_cm {
 	uint32_t ev_size, ev_head, ev_count;
 	int efd;
 	struct mwp_cm_stats st;
+	/* mwp_cm_share: our IDs' top part_bits bits are part (part_bits 0:
+	 * not shared) */
+	uint32_t part, part_bits;
+	struct mwp_cm_share_ops share;
 };
+
+/* Is local_id (a message's name for one of ours) another process's?
+ * Counted. */
+static inline bool
+cm_others_id(struct mwp_cm *cm, uint32_t local_id)
+{
+	if (cm->part_bits == 0 || local_id >> (32 - cm->part_bits) == cm->part)
+		return false;
+	cm->st.others++;
+	return true;
+}
+
+/* A request for service sid that no listener of ours takes: true if it
+ * is left to another process (counted), false if we answer it. */
+static inline bool
+cm_leave_stray(struct mwp_cm *cm, uint64_t sid)
+{
+	if (cm->part_bits == 0)
+		return false;
+	if (cm->share.others_listen(cm->share.arg, sid) ||
+	    !cm->share.answers_strays(cm->share.arg)) {
+		cm->st.others++;
+		return true;
+	}
+	return false;
+}
 
 /* The sleeping caller has work (a timer due before its sleep ends):
  * wake it.  CM lock held. */

@@ -40,6 +40,8 @@ sidr_req_rx(struct mwp_cm *cm, const struct cm_rx *rx)
 		return;
 	}
 	l = cm_listener(cm, sid);
+	if (l == NULL && cm_leave_stray(cm, sid))
+		return;
 	if (l == NULL) {
 		cm->st.sidr_no_listener++;
 		cm_msg_sidr_rep(rep, mad_tid(mad), rid, ROCE_SIDR_NO_SERVICE, sid, 0, 0, NULL, 0);

@@ -902,3 +902,110 @@ Test(cm, an_idle_cm_sleeps_until_its_next_timer_and_a_mad_or_a_sooner_timer_wake
 	cr_expect_eq(mwp_cm_idle_until(A.cm, now), 0);
 	mwp_destroy_qp(qa);
 }
+
+/* A CM shared with other processes (mwp_cm_share): what the test's
+ * "others" say. */
+static bool others_listen_on;	/* another process listens on SID */
+static bool b_answers;		/* B answers for nobody */
+
+static bool
+t_others_listen(void *arg, uint64_t sid)
+{
+	(void)arg;
+	return others_listen_on && sid == SID;
+}
+
+static bool
+t_answers_strays(void *arg)
+{
+	(void)arg;
+	return b_answers;
+}
+
+static const struct mwp_cm_share_ops t_ops = {
+	.others_listen = t_others_listen,
+	.answers_strays = t_answers_strays,
+};
+
+Test(cm, a_shared_cm_leaves_what_is_another_processes_and_answers_only_for_nobody)
+{
+	struct ibv_qp *qa = rc_qp(&A);
+	struct mwp_cm_path p = path_to(&A, &B);
+	struct mwp_cm_conn_param cp = { .qp_num = qa->qp_num, .qp_type = IBV_QPT_RC };
+	const uint64_t usid = mwp_cm_ip_service_id(ROCE_CM_PS_UDP, 7471);
+	uint8_t mad[ROCE_MAD_BYTES];
+	struct mwp_cm_event ev;
+	struct mwp_cm_id *id, *l;
+
+	/* bad arguments, and a CM with ids already */
+	cr_expect_eq(mwp_cm_share(B.cm, 16, 4, &t_ops), EINVAL);
+	cr_expect_eq(mwp_cm_share(B.cm, 0, 0, &t_ops), EINVAL);
+	cr_expect_eq(mwp_cm_share(B.cm, 1, 4, NULL), EINVAL);
+	cr_assert_eq(mwp_cm_listen(B.cm, 99, 0, 4, NULL, &l), 0);
+	cr_expect_eq(mwp_cm_share(B.cm, 1, 4, &t_ops), EBUSY);
+	cr_assert_eq(mwp_cm_destroy_id(l), 0);
+	cr_assert_eq(mwp_cm_share(B.cm, 3, 4, &t_ops), 0);
+	cr_assert_eq(mwp_cm_share(A.cm, 5, 4, &t_ops), 0);
+
+	/* another process listens: B leaves A's REQ alone (no REJ; A's
+	 * retries go on) */
+	others_listen_on = true;
+	b_answers = true;
+	cr_assert_eq(mwp_cm_connect(A.cm, SID, &p, &cp, NULL, &id), 0);
+	run(20);
+	cr_expect_eq(mwp_cm_get_event(A.cm, &ev), EAGAIN);
+	cr_expect_eq(stats(&B).rej_no_listener, 0);
+	cr_expect_geq(stats(&B).others, 1);
+	/* A's local ID carries its part in its top 4 bits */
+	cr_expect_eq(id->local_id >> 28, 5u);
+	cr_assert_eq(mwp_cm_destroy_id(id), 0);
+	run(20);
+
+	/* nobody listens, and B is not the one that answers: silence */
+	others_listen_on = false;
+	b_answers = false;
+	cr_assert_eq(mwp_cm_connect(A.cm, SID, &p, &cp, NULL, &id), 0);
+	run(20);
+	cr_expect_eq(mwp_cm_get_event(A.cm, &ev), EAGAIN);
+	cr_expect_eq(stats(&B).rej_no_listener, 0);
+	cr_assert_eq(mwp_cm_destroy_id(id), 0);
+	run(20);
+
+	/* nobody listens and B answers for nobody: the REJ, and "no
+	 * service" for a SIDR */
+	b_answers = true;
+	cr_assert_eq(mwp_cm_connect(A.cm, SID, &p, &cp, NULL, &id), 0);
+	expect_event(&A, MWP_CM_REJ_RECEIVED, &ev);
+	cr_expect_eq(ev.rej_reason, ROCE_REJ_INVALID_SERVICE_ID);
+	cr_expect_eq(stats(&B).rej_no_listener, 1);
+	cr_assert_eq(mwp_cm_destroy_id(id), 0);
+	cr_assert_eq(mwp_cm_sidr_req(A.cm, usid, &p, NULL, 0, NULL, &id), 0);
+	expect_event(&A, MWP_CM_SIDR_REP_RECEIVED, &ev);
+	cr_expect_eq(ev.sidr_status, ROCE_SIDR_NO_SERVICE);
+	cr_assert_eq(mwp_cm_destroy_id(id), 0);
+
+	/* an answer naming another part's ID is not B's: a DREQ or a REP
+	 * for part 7 gets no DREP or REJ (part 7's process answers it),
+	 * counted; a DREQ for B's own part but no id gets the kernel's DREP */
+	{
+		struct ibv_qp *q = raw_qp();
+		const uint64_t others = stats(&B).others, unknown = stats(&B).unknown_id;
+		const uint64_t dreps = stats(&A).rx_by_attr[ROCE_CM_DREP - ROCE_CM_REQ];
+		const uint64_t rejs = stats(&A).rx_by_attr[ROCE_CM_REJ - ROCE_CM_REQ];
+
+		mad_of(mad, ROCE_CM_DREQ, 5, 7u << 28 | 0x55);
+		send_raw(q, mad, ROCE_MAD_BYTES);
+		mad_of(mad, ROCE_CM_REP, 5, 7u << 28 | 0x56);
+		send_raw(q, mad, ROCE_MAD_BYTES);
+		cr_expect_eq(stats(&B).others, others + 2);
+		cr_expect_eq(stats(&B).unknown_id, unknown);
+		cr_expect_eq(stats(&A).rx_by_attr[ROCE_CM_DREP - ROCE_CM_REQ], dreps);
+		cr_expect_eq(stats(&A).rx_by_attr[ROCE_CM_REJ - ROCE_CM_REQ], rejs);
+		mad_of(mad, ROCE_CM_DREQ, 5, 3u << 28 | 0x55);
+		send_raw(q, mad, ROCE_MAD_BYTES);
+		cr_expect_eq(stats(&B).others, others + 2);
+		cr_expect_eq(stats(&B).unknown_id, unknown + 1);
+		cr_expect_eq(stats(&A).rx_by_attr[ROCE_CM_DREP - ROCE_CM_REQ], dreps + 1);
+		mwp_destroy_qp(q);
+	}
+}
