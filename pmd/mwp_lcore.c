@@ -63,52 +63,89 @@ mwp_lcore_fini(struct mwp_lcore *lc)
 	lc->eng = NULL;
 }
 
+/* Where a frame the port sent goes. */
+enum dest {
+	DEST_WIRE,	/* out */
+	DEST_SELF,	/* back in (the loop) */
+	DEST_BOTH,	/* back in, and a copy out */
+};
+
 /* Is m addressed to the port itself: its own MAC and one of its own IP
  * addresses (one QP of the port to another)?  A frame to the port's MAC
- * for another IP goes out: a kernel tap, say, shares the port's MAC. */
-static bool
-to_self(const struct mwp_port *port, const struct rte_mbuf *m)
+ * for another IP goes out: a kernel tap, say, shares the port's MAC.
+ * Where other processes share the address (q->own_qpn_hi != 0) the
+ * destination QP decides: ours loop, another process's go out for its
+ * socket, and QP1's MADs go both ways. */
+static enum dest
+to_self(const struct mwp_lcore_queue *q, const struct rte_mbuf *m)
 {
 	const uint8_t *d = rte_pktmbuf_mtod(m, const uint8_t *);
 	uint8_t ip[16] = { [10] = 0xff, [11] = 0xff };
+	uint32_t bth, qpn;
 	uint64_t dst;
 
 	if (rte_pktmbuf_data_len(m) < RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr))
-		return false;
+		return DEST_WIRE;
 	memcpy(&dst, d, sizeof(dst));
-	if (((dst ^ port->dest_mac) & port->dest_mac_mask) != 0)
-		return false;
+	if (((dst ^ q->port->dest_mac) & q->port->dest_mac_mask) != 0)
+		return DEST_WIRE;
 	switch ((d[12] << 8) | d[13]) {
 	case RTE_ETHER_TYPE_IPV4:
 		memcpy(ip + 12, d + RTE_ETHER_HDR_LEN + 16, 4);
+		bth = RTE_ETHER_HDR_LEN + (d[RTE_ETHER_HDR_LEN] & 0xf) * 4 +
+		      sizeof(struct rte_udp_hdr);
 		break;
 	case RTE_ETHER_TYPE_IPV6:
 		memcpy(ip, d + RTE_ETHER_HDR_LEN + 24, 16);
+		bth = RTE_ETHER_HDR_LEN + sizeof(struct rte_ipv6_hdr) + sizeof(struct rte_udp_hdr);
 		break;
 	default:
-		return false;
+		return DEST_WIRE;
 	}
-	return mwp_port_is_own_ip(port, ip);
+	if (!mwp_port_is_own_ip(q->port, ip))
+		return DEST_WIRE;
+	if (likely(q->own_qpn_hi == 0))
+		return DEST_SELF;
+	/* the BTH's destination QP (bytes 5-7); a frame too short for one
+	 * is the receiver's to count */
+	if (rte_pktmbuf_data_len(m) < bth + 8)
+		return DEST_SELF;
+	qpn = (uint32_t)d[bth + 5] << 16 | (uint32_t)d[bth + 6] << 8 | d[bth + 7];
+	if (qpn == 1)
+		return DEST_BOTH;
+	return qpn >= q->own_qpn_lo && qpn <= q->own_qpn_hi ? DEST_SELF : DEST_WIRE;
 }
 
 /* Frames of tx[0..n) to the port itself go into the queue's loop (a full
- * loop drops them, counted); the others stay, in order.  Returns how many
- * stay. */
+ * loop drops them, counted); the others stay, in order, with a copy of
+ * those that go both ways.  Returns how many stay. */
 static uint16_t
 loop_back(struct mwp_lcore_queue *q, struct rte_mbuf **tx, uint16_t n)
 {
 	uint16_t k = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
-		if (!to_self(q->port, tx[i])) {
-			tx[k++] = tx[i];
+		const enum dest to = to_self(q, tx[i]);
+		struct rte_mbuf *m = tx[i];
+
+		if (to == DEST_WIRE) {
+			tx[k++] = m;
 			continue;
 		}
+		if (unlikely(to == DEST_BOTH)) {
+			/* the copy goes out (k <= i: its place is free) */
+			struct rte_mbuf *c = rte_pktmbuf_copy(m, m->pool, 0, UINT32_MAX);
+
+			if (c != NULL)
+				tx[k++] = c;
+			else
+				q->stats.drop[MWP_DROP_TX_FULL]++;
+		}
 		q->stats.tx_pkts++;
-		q->stats.tx_bytes += rte_pktmbuf_pkt_len(tx[i]);
-		if (rte_ring_sp_enqueue(q->loop, tx[i]) != 0) {
+		q->stats.tx_bytes += rte_pktmbuf_pkt_len(m);
+		if (rte_ring_sp_enqueue(q->loop, m) != 0) {
 			q->stats.drop[MWP_DROP_TX_FULL]++;
-			rte_pktmbuf_free(tx[i]);
+			rte_pktmbuf_free(m);
 		}
 	}
 	return k;

@@ -280,6 +280,14 @@ struct mwp_lcore_queue {
 	 *  the next poll instead of leaving, as a NIC loops them; NULL for
 	 *  a port without a MAC. */
 	struct rte_ring *loop;
+	/** Set when other processes drive the same address on one kernel
+	 *  interface, each with its own packet socket and its own share of
+	 *  QP numbers (a shared device, docs/verbs-device.md): of the
+	 *  frames to the port itself, only those to QPs numbered
+	 *  own_qpn_lo..own_qpn_hi loop; those to other QPs leave (their
+	 *  process's socket sees them), and those to QP1 do both (every
+	 *  process's CM sees every MAD).  0 and 0: every frame loops. */
+	uint32_t own_qpn_lo, own_qpn_hi;
 	/** The port's exception path (frames that are not RoCE to and from
 	 *  the host's kernel), or NULL. */
 	const struct mwp_host *host;
