@@ -458,7 +458,28 @@ service_id(const struct rid *r, uint16_t port)
 	return (uint64_t)r->id.ps << 16 | port;
 }
 
-/* Hold d open for r: id->verbs is its context. */
+/* The PD of a device's ids that the program gives none (librdmacm's
+ * per-device PD, which it sets in every id bound to the device, and
+ * which programs read: pyverbs makes its CMID's PD of id->pd right after
+ * rdma_resolve_route).  Made once, kept for the process. */
+static struct ibv_pd *
+dev_pd(struct mwp_ibv_dev *d, struct ibv_context *ctx)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static struct ibv_pd *pds[APP_MAX_DEVICES];
+	struct ibv_pd *pd;
+
+	if (d->index >= APP_MAX_DEVICES)
+		return NULL;
+	pthread_mutex_lock(&lock);
+	if (pds[d->index] == NULL)
+		pds[d->index] = ibv_alloc_pd(ctx);
+	pd = pds[d->index];
+	pthread_mutex_unlock(&lock);
+	return pd;
+}
+
+/* Hold d open for r: id->verbs is its context, id->pd the device's. */
 static int
 use_dev(struct rid *r, struct mwp_ibv_dev *d)
 {
@@ -476,6 +497,8 @@ use_dev(struct rid *r, struct mwp_ibv_dev *d)
 	r->d = d;
 	r->id.verbs = ctx;
 	r->id.port_num = 1;
+	if (r->id.pd == NULL)
+		r->id.pd = dev_pd(d, ctx);
 	return 0;
 }
 
@@ -604,24 +627,36 @@ qp_init(struct rid *r, struct ibv_qp *qp)
  * sender's receive queue expects (Linux's cm.c: the active side's rq_psn
  * is its REQ's, its sq_psn the REP's; the passive side the other way):
  * ours (r->psn) to RTR, the peer's to RTS. */
+/* RTR's attributes (the state, the peer's address, QP and PSN). */
+static void
+qp_rtr_attr(const struct rid *r, struct ibv_qp_attr *a, uint8_t dest_rd_atomic)
+{
+	memset(a, 0, sizeof(*a));
+	a->qp_state = IBV_QPS_RTR;
+	a->path_mtu = r->path.mtu;
+	a->dest_qp_num = r->peer.qp_num;
+	a->rq_psn = r->psn;
+	a->max_dest_rd_atomic = dest_rd_atomic;
+	a->min_rnr_timer = 12;
+	a->ah_attr.is_global = 1;
+	a->ah_attr.port_num = 1;
+	a->ah_attr.grh.dgid = r->path.dgid;
+	a->ah_attr.grh.hop_limit = 64;
+	a->ah_attr.grh.traffic_class = r->tos;
+	a->ah_attr.grh.sgid_index = mwp_ip_is_v4mapped(r->path.sgid.raw) ? 0 : 1;
+	if (r->d->nb_gids == 1)
+		a->ah_attr.grh.sgid_index = 0;
+}
+
 static int
 qp_connect(struct rid *r, uint8_t rd_atomic, uint8_t dest_rd_atomic)
 {
 	struct ibv_qp *qp = r->id.qp;
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR, .path_mtu = r->path.mtu,
-				 .dest_qp_num = r->peer.qp_num, .rq_psn = r->psn,
-				 .max_dest_rd_atomic = dest_rd_atomic, .min_rnr_timer = 12 };
+	struct ibv_qp_attr a;
 
 	if (qp == NULL)
 		return 0;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = r->path.dgid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.traffic_class = r->tos;
-	a.ah_attr.grh.sgid_index = mwp_ip_is_v4mapped(r->path.sgid.raw) ? 0 : 1;
-	if (r->d->nb_gids == 1)
-		a.ah_attr.grh.sgid_index = 0;
+	qp_rtr_attr(r, &a, dest_rd_atomic);
 	if (modify(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
 		return errno;
@@ -686,6 +721,12 @@ child_of(struct rid *l, struct mwp_ibv_dev *d, const struct mwp_cm_event *ev)
 	c->tos = ev->path.traffic_class;
 	c->retry = ev->param.retry_count;
 	c->rnr_retry = ev->param.rnr_retry_count;
+	/* what a QP of the program's own (rdma_init_qp_attr, before the
+	 * accept) is given: the REQ's offer, which the accept may lower,
+	 * and the PSN the REP will carry */
+	c->resp_res = ev->param.initiator_depth;
+	c->init_depth = ev->param.responder_resources;
+	c->psn = (uint32_t)rte_rand() & 0xffffff;
 	mwp_cm_id_set_context(ev->id, c);
 	return c;
 }
@@ -753,12 +794,14 @@ on_rep(struct rid *r, const struct mwp_cm_event *ev)
 	int ret;
 
 	r->peer = ev->param;
+	r->init_depth = RTE_MIN(r->init_depth, ev->param.responder_resources);
 	if (r->id.qp == NULL) {
+		/* the program's own QP: it asks rdma_init_qp_attr, then
+		 * rdma_establish */
 		e = post(r, RDMA_CM_EVENT_CONNECT_RESPONSE, 0, ev->private_data, ev->private_len);
 		return;
 	}
-	ret = qp_connect(r, RTE_MIN(r->init_depth, ev->param.responder_resources),
-			 r->resp_res);
+	ret = qp_connect(r, r->init_depth, r->resp_res);
 	if (ret != 0) {
 		mwp_cm_reject(r->cm, ROCE_REJ_CONSUMER, NULL, 0);
 		post(r, RDMA_CM_EVENT_CONNECT_ERROR, -ret, NULL, 0);
@@ -1305,8 +1348,8 @@ pd_of(struct rid *r, struct ibv_pd *pd)
 {
 	if (pd != NULL)
 		return pd;
-	if (r->id.pd == NULL)
-		r->id.pd = ibv_alloc_pd(r->id.verbs);
+	if (r->id.pd == NULL && r->d != NULL)
+		r->id.pd = dev_pd(r->d, r->id.verbs);
 	return r->id.pd;
 }
 
@@ -1563,7 +1606,7 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
 		pthread_mutex_unlock(&rlock);
 		return ret != 0 ? fail(ret) : 0;
 	}
-	r->psn = (uint32_t)rte_rand() & 0xffffff;
+	/* (r->psn: made with the request, for rdma_init_qp_attr) */
 	/* what we answer: no more than the peer asked for (its initiator
 	 * depth is what we answer as responder), and no parameters -- as
 	 * rping accepts -- is all of that, as librdmacm takes them */
@@ -1837,7 +1880,11 @@ rdma_set_option(struct rdma_cm_id *id, int level, int optname, void *optval,
 	if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH)
 		return 0;	/* the path is the port's */
 	if (level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_ACK_TIMEOUT && optlen == 1) {
+		/* the QP's at RTS from now on, whatever the route or the
+		 * peer's REQ said (as the kernel's rdma_cm) */
 		r->ack_timeout = *(uint8_t *)optval;
+		if (r->ack_timeout != 0)
+			r->path.ack_timeout = r->ack_timeout;
 		return 0;
 	}
 	return fail(ENOSYS);
@@ -1900,6 +1947,9 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *a, int *mask)
 		return S->init_qp_attr(r->sys, a, mask);
 	if (r == NULL || a == NULL || mask == NULL)
 		return fail(EINVAL);
+	/* as the kernel's rdma_cm: INIT at any time; RTR and RTS once the
+	 * peer is known (the passive side from its REQ, the active side
+	 * from the REP), with what qp_connect gives the id's own QP */
 	switch (a->qp_state) {
 	case IBV_QPS_INIT:
 		a->port_num = 1;
@@ -1908,10 +1958,37 @@ rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *a, int *mask)
 			a->qkey = RDMA_UDP_QKEY;
 			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY;
 		} else {
-			a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+			a->qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+					     IBV_ACCESS_REMOTE_ATOMIC;
 			*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				IBV_QP_ACCESS_FLAGS;
 		}
+		return 0;
+	case IBV_QPS_RTR:
+		if (r->id.qp_type == IBV_QPT_UD) {
+			*mask = IBV_QP_STATE;
+			return 0;
+		}
+		if (r->peer.qp_num == 0 || r->d == NULL)
+			return fail(EINVAL);
+		qp_rtr_attr(r, a, r->resp_res);
+		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		return 0;
+	case IBV_QPS_RTS:
+		a->sq_psn = r->id.qp_type == IBV_QPT_UD ? 0 : r->peer.starting_psn;
+		if (r->id.qp_type == IBV_QPT_UD) {
+			*mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+			return 0;
+		}
+		if (r->peer.qp_num == 0)
+			return fail(EINVAL);
+		a->timeout = r->path.ack_timeout;
+		a->retry_cnt = r->retry;
+		a->rnr_retry = r->rnr_retry;
+		a->max_rd_atomic = r->init_depth;
+		*mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
 		return 0;
 	default:
 		return fail(EINVAL);
