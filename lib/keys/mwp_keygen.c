@@ -3,6 +3,7 @@
  * Where keys come from: slots, indices and key bytes (mwp_keygen.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -20,11 +21,29 @@
 static __thread uint64_t rand_buf[RAND_WORDS];
 static __thread unsigned int rand_left;
 
+/* A forked child draws its own: what is left of the buffer (the forking
+ * thread's, the child's one thread) was also the parent's, and every
+ * child of one parent would draw the same numbers -- the same QP
+ * numbers, keys and key bytes -- until it ran out. */
+static void
+rand_forget(void)
+{
+	rand_left = 0;
+}
+
+static void
+rand_at_fork(void)
+{
+	pthread_atfork(NULL, NULL, rand_forget);
+}
+
 static void
 rand_fill(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	size_t got = 0;
 
+	pthread_once(&once, rand_at_fork);
 	while (got < sizeof(rand_buf)) {
 		ssize_t r = getrandom((uint8_t *)rand_buf + got, sizeof(rand_buf) - got, 0);
 

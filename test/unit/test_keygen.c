@@ -9,6 +9,8 @@
  * devices keep their keys in sequence.
  */
 #include <math.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "verbs_fixture.h"
 #include "mwp_keygen.h"
@@ -583,4 +585,37 @@ Test(keygen, qpns_stay_in_the_range_a_shared_device_gives_them)
 	mwp_dealloc_pd(ps);
 	mwp_close_device(c);
 	mwp_close_device(s);
+}
+
+/* Two children of one parent, and the parent, draw numbers of their own
+ * (the buffer a thread draws from is not carried into a fork): else
+ * every child would make the same QP numbers and keys. */
+Test(keygen, forked_children_draw_numbers_of_their_own)
+{
+	uint64_t mine[4], theirs[2][4];
+
+	(void)mwp_rand64();	/* the buffer filled, most of it left */
+	for (int c = 0; c < 2; c++) {
+		int fd[2];
+		pid_t pid;
+
+		cr_assert_eq(pipe(fd), 0);
+		pid = fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			uint64_t v[4];
+
+			for (int i = 0; i < 4; i++)
+				v[i] = mwp_rand64();
+			_exit(write(fd[1], v, sizeof(v)) == sizeof(v) ? 0 : 1);
+		}
+		close(fd[1]);
+		cr_assert_eq(read(fd[0], theirs[c], sizeof(theirs[c])), (ssize_t)sizeof(theirs[c]));
+		close(fd[0]);
+		waitpid(pid, NULL, 0);
+	}
+	for (int i = 0; i < 4; i++)
+		mine[i] = mwp_rand64();
+	cr_expect_neq(memcmp(theirs[0], theirs[1], sizeof(theirs[0])), 0, "two children drew alike");
+	cr_expect_neq(memcmp(theirs[0], mine, sizeof(mine)), 0, "a child drew the parent's");
 }
