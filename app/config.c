@@ -435,12 +435,25 @@ device_start(const char *v, void *obj, char *err, size_t errlen)
 	return 0;
 }
 
+static int
+device_share(const char *v, void *obj, char *err, size_t errlen)
+{
+	if (strcmp(v, "fork") == 0)
+		((struct app_device *)obj)->share_fork = true;
+	else if (strcmp(v, "off") == 0)
+		((struct app_device *)obj)->share_fork = false;
+	else
+		APP_KEY_FAIL("'%s' is not fork or off", v);
+	return 0;
+}
+
 static const struct app_key device_keys[] = {
 	APP_KEY_DECIMAL(struct app_device, "port", port, 0, RTE_MAX_ETHPORTS - 1,
 			"a DPDK port number"),
 	APP_KEY_READER("eal", device_eal),
 	APP_KEY_READER("progress", device_progress),
 	APP_KEY_READER("start", device_start),
+	APP_KEY_READER("share", device_share),
 	APP_KEY_DECIMAL(struct app_device, "max_keys", max_keys, 1, 1 << 23,
 			"a number from 1 to 8388608"),
 	APP_KEY_DECIMAL(struct app_device, "peer_wait_ms", peer_wait_ms, 0, 600000,

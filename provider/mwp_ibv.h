@@ -96,11 +96,49 @@ struct mwp_ibv_dev {
 	bool park;			/* its threads stop where they hold nothing */
 	bool progress_parked, cm_parked;	/* ... and have */
 	bool moved;			/* a child took it: this process's is idle */
+	/* share = fork: the processes the program forks drive the port
+	 * too, each with a packet socket of its own (mwp_ibv_share.c) */
+	struct mwp_ibv_share_tbl *share;	/* shared by them (NULL: not shared) */
+	int share_part;			/* this process's part, -1: none */
+	unsigned int share_qps;		/* QPs at the start (QP1): a child
+					 * takes the device only with as many */
 	/* the port is memif's: the CM thread (started for it alone if the
 	 * port has no CM) faults its regions in when its link comes up */
 	bool memif;
 	bool memif_warm;		/* ... done for this link-up */
 };
+
+/* ---- a device shared with forked processes (mwp_ibv_share.c) ---- */
+
+/** Parts (processes at once) of a shared device, and the bits of a CM
+ *  communication ID that name one. */
+#define MWP_IBV_SHARE_PART_BITS	4
+#define MWP_IBV_SHARE_PARTS	(1u << MWP_IBV_SHARE_PART_BITS)
+
+struct mwp_ibv_share_tbl;
+
+/** The processes' table, in memory a fork shares; this process takes a
+ *  part.  0 or -errno. */
+int mwp_ibv_share_create(struct mwp_ibv_dev *d);
+/** A forked child's part.  0, or -ENOSPC: every part is a live
+ *  process's. */
+int mwp_ibv_share_join(struct mwp_ibv_dev *d);
+/** At exit: the part and the listeners of this process are free. */
+void mwp_ibv_share_leave(struct mwp_ibv_dev *d);
+/** The QP numbers of a part: 1/MWP_IBV_SHARE_PARTS of the 24 bits. */
+void mwp_ibv_share_qpns(int part, uint32_t *lo, uint32_t *hi);
+/** A listener of this process on sid/mask (0: exact): 0, EADDRINUSE
+ *  (another live process listens on it), ENOSPC.  0 if not shared. */
+int mwp_ibv_share_listen(struct mwp_ibv_dev *d, uint64_t sid, uint64_t mask);
+/** ... and gone. */
+void mwp_ibv_share_unlisten(struct mwp_ibv_dev *d, uint64_t sid, uint64_t mask);
+/** In a forked child: the EAL's memory, which --no-huge keeps in a file
+ *  the fork shares (a memfd, MAP_SHARED), copied into this process's
+ *  own at the same addresses -- what a fork does to the rest of it.
+ *  0 or -errno. */
+int mwp_ibv_share_privatize(void);
+/** The device's CM, made one of the processes' (mwp_cm_share). */
+int mwp_ibv_share_cm(struct mwp_ibv_dev *d);
 
 /** An int verb's answer: libibverbs returns the errno value, and
  *  programs that print strerror(errno) (qperf) find it in errno too. */

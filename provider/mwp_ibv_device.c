@@ -8,6 +8,8 @@
  * own verbs calls (ibv_poll_cq) until the process ends.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
@@ -16,6 +18,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -31,6 +34,8 @@
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_random.h>
+#include <rte_bus_vdev.h>
 
 #include "mwp_ibv.h"
 
@@ -102,6 +107,7 @@ read_config(void)
 		if (d->conf.start == APP_START_DEFAULT)
 			d->conf.start = d->hc.on ? APP_START_LOAD : APP_START_OPEN;
 		d->cm_on = app_config_port_cm(&cfg, d->conf.port);
+		d->share_part = -1;
 		snprintf(d->dev.name, sizeof(d->dev.name), "mwpath%u", i);
 		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "mwpath%u", i);
 		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path), "%s", file);
@@ -350,7 +356,9 @@ stop_ports(void)
 	for (unsigned int i = 0; i < nb_devs; i++) {
 		struct mwp_ibv_dev *d = &devs[i];
 
-		if (d->ctx == NULL)
+		/* (a shared device a forked child could not take is the
+		 * parent's: nothing of it is this process's to stop) */
+		if (d->ctx == NULL || (d->share != NULL && d->share_part < 0))
 			continue;
 		if (!__atomic_load_n(&d->moved, __ATOMIC_RELAXED)) {
 			/* what the program's ids still owe their peers (a DREP
@@ -379,6 +387,7 @@ stop_ports(void)
 		if (!is_memif(d->conf.port))
 			mwp_ethdev_close(d->conf.port);
 		mwp_host_stop(&d->host);
+		mwp_ibv_share_leave(d);
 	}
 }
 
@@ -928,13 +937,29 @@ hands_over(const struct mwp_ibv_dev *d)
 	       !__atomic_load_n(&d->moved, __ATOMIC_RELAXED);
 }
 
+/* share = fork: parent and child both drive it (share_child) */
+static bool
+shared(const struct mwp_ibv_dev *d)
+{
+	return d->ctx != NULL && d->share != NULL && d->failed == 0;
+}
+
+/* A child with a shared device says through it that it has its copy of
+ * the EAL's memory (mwp_ibv_share_privatize): until then the parent's
+ * threads stay parked, so that the copy is of memory at rest. */
+static int share_pipe[2] = { -1, -1 };
+#define SHARE_COPY_MS	10000
+
 static void
 fork_prepare(void)
 {
+	for (unsigned int i = 0; i < nb_devs; i++)
+		if (shared(&devs[i]) && share_pipe[0] < 0 && pipe2(share_pipe, O_CLOEXEC) != 0)
+			share_pipe[0] = share_pipe[1] = -1;
 	for (unsigned int i = 0; i < nb_devs; i++) {
 		struct mwp_ibv_dev *d = &devs[i];
 
-		if (!hands_over(d))
+		if (!hands_over(d) && !shared(d))
 			continue;
 		/* the tap's reader first: none of its rings or mbufs may be
 		 * copied mid-change */
@@ -954,9 +979,26 @@ fork_prepare(void)
 static void
 fork_parent(void)
 {
+	if (share_pipe[0] >= 0) {
+		struct pollfd p = { .fd = share_pipe[0], .events = POLLIN };
+		char c;
+
+		close(share_pipe[1]);
+		if (poll(&p, 1, SHARE_COPY_MS) != 1 || read(share_pipe[0], &c, 1) != 1)
+			fprintf(stderr, "mwpath-ibverbs: a forked child did not say it had its copy of the device's memory in %d ms\n",
+				SHARE_COPY_MS);
+		close(share_pipe[0]);
+		share_pipe[0] = share_pipe[1] = -1;
+	}
 	for (unsigned int i = 0; i < nb_devs; i++) {
 		struct mwp_ibv_dev *d = &devs[i];
 
+		if (shared(d)) {
+			/* ours still: the threads go on */
+			__atomic_store_n(&d->park, false, __ATOMIC_RELEASE);
+			poll_unlock(d);
+			continue;
+		}
 		if (!hands_over(d))
 			continue;
 		__atomic_store_n(&d->moved, true, __ATOMIC_RELEASE);
@@ -964,12 +1006,105 @@ fork_parent(void)
 	}
 }
 
+/*
+ * share = fork, in the child: a port of its own on the same interface (a
+ * second net_af_packet vdev with the first one's arguments: a packet
+ * socket of its own, as each process of a kernel RDMA device has its
+ * own file), its part of the QP numbers and of the CM's IDs, and random
+ * numbers of its own.  The parent's port stays the parent's: this
+ * process never polls it.  What the parent made before the fork (QPs
+ * other than QP1, CM ids) would answer in both: a device with any is
+ * not the child's.  0 or -errno.
+ */
+static int
+share_child(struct mwp_ibv_dev *d)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+	char name[RTE_ETH_NAME_MAX_LEN];
+	uint64_t seed;
+	uint32_t lo, hi;
+	uint16_t pid;
+	int ret;
+
+	if (mwp_device_qp_count(d->ctx) != d->share_qps) {
+		fprintf(stderr, "mwpath-ibverbs: %s: the parent had QPs when it forked: the device is not this child's (share = fork)\n",
+			d->dev.name);
+		return -EBUSY;
+	}
+	if (getrandom(&seed, sizeof(seed), 0) == sizeof(seed))
+		rte_srand(seed);
+	ret = mwp_ibv_share_join(d);
+	if (ret != 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: %u processes share the device already (share = fork)\n",
+			d->dev.name, MWP_IBV_SHARE_PARTS);
+		return ret;
+	}
+	if (d->cm != NULL && mwp_ibv_share_cm(d) != 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: the parent had RDMA CM ids when it forked: the device is not this child's (share = fork)\n",
+			d->dev.name);
+		return -EBUSY;
+	}
+	if (rte_eth_dev_info_get(d->conf.port, &info) != 0 ||
+	    (da = rte_dev_devargs(info.device)) == NULL)
+		return -ENODEV;
+	snprintf(name, sizeof(name), "net_af_packet_mwp%d_%u", (int)getpid(), d->index);
+	ret = rte_vdev_init(name, da->args);
+	if (ret == 0)
+		ret = rte_eth_dev_get_port_by_name(name, &pid);
+	if (ret == 0)
+		ret = mwp_ethdev_start(pid, 1, d->mp, &d->pc.mac, d->pc.mtu + MWP_IP_OVERHEAD);
+	if (ret != 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: the child's own port (%s,%s): %s\n",
+			d->dev.name, name, da->args, strerror(-ret));
+		return ret;
+	}
+	d->conf.port = pid;
+	d->lc.q[0].port_id = pid;
+	mwp_ibv_share_qpns(d->share_part, &lo, &hi);
+	d->lc.q[0].own_qpn_lo = lo;
+	d->lc.q[0].own_qpn_hi = hi;
+	return mwp_device_set_qpn_range(d->ctx, lo, hi) == 0 ? 0 : -EINVAL;
+}
+
 static void
 fork_child(void)
 {
+	int copied = 0;
+
+	if (share_pipe[0] >= 0) {
+		copied = mwp_ibv_share_privatize();
+		if (copied != 0)
+			fprintf(stderr, "mwpath-ibverbs: a forked child's copy of the device's memory: %s\n",
+				strerror(-copied));
+		if (write(share_pipe[1], "", 1) != 1)
+			copied = copied != 0 ? copied : -EPIPE;
+		close(share_pipe[0]);
+		close(share_pipe[1]);
+		share_pipe[0] = share_pipe[1] = -1;
+	}
 	for (unsigned int i = 0; i < nb_devs; i++) {
 		struct mwp_ibv_dev *d = &devs[i];
 
+		if (shared(d)) {
+			int ret = copied != 0 ? copied : share_child(d);
+
+			__atomic_store_n(&d->poll, 0, __ATOMIC_RELAXED);
+			d->park = d->progress_parked = d->cm_parked = false;
+			if (ret != 0) {
+				/* nothing of it runs here; opens fail */
+				d->failed = -ret;
+				d->has_thread = d->has_cm_thread = false;
+				d->share_part = -1;
+				__atomic_store_n(&d->moved, true, __ATOMIC_RELEASE);
+				continue;
+			}
+			if (d->has_thread)
+				d->has_thread = pthread_create(&d->thread, NULL, progress_thread, d) == 0;
+			if (d->has_cm_thread)
+				d->has_cm_thread = pthread_create(&d->cm_thread, NULL, cm_thread, d) == 0;
+			continue;
+		}
 		if (!hands_over(d))
 			continue;
 		__atomic_store_n(&d->poll, 0, __ATOMIC_RELAXED);
@@ -980,6 +1115,60 @@ fork_child(void)
 		if (d->has_cm_thread)
 			d->has_cm_thread = pthread_create(&d->cm_thread, NULL, cm_thread, d) == 0;
 	}
+}
+
+/* share = fork, in the process that starts the device, before anything
+ * of it is made: the port must be
+ * a kernel interface's packet socket that lets the other processes' see
+ * what it sends (net_af_packet with qdisc_bypass=0: a socket that skips
+ * the queueing layer skips the other sockets too), and its datapath the
+ * program's threads' (an lcore of the EAL does not survive a fork). */
+static int
+share_check(struct mwp_ibv_dev *d)
+{
+	struct rte_eth_dev_info info;
+	const struct rte_devargs *da;
+
+	if (rte_eth_dev_info_get(d->conf.port, &info) != 0 ||
+	    strcmp(info.driver_name, "net_af_packet") != 0) {
+		fprintf(stderr, "mwpath-ibverbs: %s: share = fork needs a net_af_packet port (a kernel interface each process opens again)\n",
+			d->dev.name);
+		return -EINVAL;
+	}
+	da = rte_dev_devargs(info.device);
+	if (da == NULL || da->args == NULL || strstr(da->args, "qdisc_bypass=0") == NULL) {
+		fprintf(stderr, "mwpath-ibverbs: %s: share = fork needs qdisc_bypass=0 in the net_af_packet vdev's arguments (the other processes' sockets see nothing it sends without)\n",
+			d->dev.name);
+		return -EINVAL;
+	}
+	if (d->conf.progress == APP_PROGRESS_LCORE || d->hc.on) {
+		fprintf(stderr, "mwpath-ibverbs: %s: share = fork takes neither progress = lcore nor an exception path\n",
+			d->dev.name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ... and its part (0), once its CM exists. */
+static int
+share_start(struct mwp_ibv_dev *d)
+{
+	uint32_t lo, hi;
+	int ret;
+
+	ret = mwp_ibv_share_create(d);
+	if (ret != 0)
+		return ret;
+	if (d->share_part < 0)
+		return -ENOSPC;
+	mwp_ibv_share_qpns(d->share_part, &lo, &hi);
+	d->lc.q[0].own_qpn_lo = lo;
+	d->lc.q[0].own_qpn_hi = hi;
+	if (mwp_device_set_qpn_range(d->ctx, lo, hi) != 0 ||
+	    (d->cm != NULL && mwp_ibv_share_cm(d) != 0))
+		return -EINVAL;
+	d->share_qps = mwp_device_qp_count(d->ctx);
+	return 0;
 }
 
 /* The port, the engine that polls it and the library's device. */
@@ -1002,6 +1191,11 @@ start_device(struct mwp_ibv_dev *d)
 	if (rte_is_zero_ether_addr(&d->pc.mac)) {
 		rte_eth_macaddr_get(pid, &d->pc.mac);
 		d->guid = guid_of(&d->pc.mac);
+	}
+	if (d->conf.share_fork) {
+		ret = share_check(d);
+		if (ret != 0)
+			return ret;
 	}
 	if (mwp_xdp_port(pid)) {
 		char err[256];
@@ -1113,6 +1307,11 @@ start_device(struct mwp_ibv_dev *d)
 		pthread_setname_np(d->cm_thread, "mwpath-cm");
 		d->has_cm_thread = true;
 	}
+	if (d->conf.share_fork) {
+		ret = share_start(d);
+		if (ret != 0)
+			return ret;
+	}
 	if (d->conf.progress == APP_PROGRESS_THREAD) {
 		ret = pthread_create(&d->thread, NULL, progress_thread, d);
 		if (ret != 0)
@@ -1120,7 +1319,7 @@ start_device(struct mwp_ibv_dev *d)
 		pthread_setname_np(d->thread, "mwpath-progress");
 		d->has_thread = true;
 	}
-	if (mwp_host_on(&d->host)) {
+	if (mwp_host_on(&d->host) || d->share != NULL) {
 		static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 		pthread_once(&once, at_fork);

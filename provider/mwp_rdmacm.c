@@ -1239,6 +1239,7 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 	const struct mwp_sys_rdmacm *sys;
 	struct mwp_ibv_dev *devs;
 	unsigned int n, listening = 0;
+	uint64_t sid;
 	int ret = 0;
 
 	if (theirs(id))
@@ -1268,8 +1269,14 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 			ret = ctx == NULL ? errno : ENODEV;
 			continue;
 		}
-		ret = mwp_cm_listen(d->cm, service_id(r, mwp_rdmacm_port_of(&r->id.route.addr.src_addr)),
-				    0, (uint32_t)backlog, r, &r->listen[i]);
+		sid = service_id(r, mwp_rdmacm_port_of(&r->id.route.addr.src_addr));
+		/* a device shared with forked processes: theirs too */
+		ret = mwp_ibv_share_listen(d, sid, 0);
+		if (ret == 0) {
+			ret = mwp_cm_listen(d->cm, sid, 0, (uint32_t)backlog, r, &r->listen[i]);
+			if (ret != 0)
+				mwp_ibv_share_unlisten(d, sid, 0);
+		}
 		if (ret == 0)
 			listening++;
 	}
@@ -1699,8 +1706,11 @@ rdma_destroy_id(struct rdma_cm_id *id)
 	not_resolving(r);
 	n = mwp_ibv_devices(&devs);
 	for (unsigned int i = 0; i < n && i < APP_MAX_DEVICES; i++)
-		if (r->listen[i] != NULL)
+		if (r->listen[i] != NULL) {
 			mwp_cm_destroy_id(r->listen[i]);
+			mwp_ibv_share_unlisten(&devs[i], service_id(r,
+					       mwp_rdmacm_port_of(&r->id.route.addr.src_addr)), 0);
+		}
 	if (r->cm != NULL)
 		mwp_cm_destroy_id(r->cm);
 	r->magic = 0;

@@ -125,5 +125,117 @@ class RdmaCore(unittest.TestCase):
         self.assertEqual(sorted(sometimes - ran), [], "listed but not run")
 
 
+SHIM = os.path.join(SRC, "test", "verbs_device", "sysfs_net.sh")
+FORKS = os.path.join(SRC, "test", "verbs_device", "shared_fork.py")
+CM_PASS = ["test_rdmacm_sync_traffic", "test_rdmacm_async_traffic",
+           "test_rdmacm_async_reject_traffic", "test_rdmacm_async_traffic_external_qp",
+           "test_rdmacm_async_udp_traffic", "test_rdmacm_async_read",
+           "test_rdmacm_async_write"]
+CM_MULTICAST = ["test_rdmacm_async_multicast_traffic",
+                "test_rdmacm_async_ex_multicast_traffic",
+                "test_rdmacm_async_ex_leave_multicast_traffic"]
+
+
+class RdmaCoreCm(unittest.TestCase):
+    """rdma-core's test_rdmacm (issue 39): each test forks a passive and an
+    active process from the test's own, which has the device open, and
+    they connect to one address through the RDMA CM -- so the device is a
+    shared one ([device 0] share = fork, docs/verbs-device.md): a
+    net_af_packet port on a veth, where each process drives the address
+    with a packet socket of its own.  The tests find the device's
+    interface through sysfs, which a device in user space has not:
+    sysfs_net.sh shows them the one folder they read, in a mount namespace
+    of the run's own.  Every test but multicast must pass; multicast
+    skips."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        tests = os.path.join(cls.tmp.name, "tests")
+        shutil.copytree(TESTS, tests)
+        for name in os.listdir(tests):
+            if name.endswith(".gz"):
+                with gzip.open(os.path.join(tests, name)) as src, \
+                        open(os.path.join(tests, name[:-3]), "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                os.unlink(os.path.join(tests, name))
+        cls.ifname = "mwpcm%d" % (os.getpid() % 10000)
+        subprocess.run(["ip", "link", "del", cls.ifname], capture_output=True)
+        subprocess.run(["ip", "link", "add", cls.ifname, "type", "veth", "peer", "name",
+                        cls.ifname + "p"], check=True)
+        for cmd in (["ip", "link", "set", cls.ifname + "p", "up"],
+                    ["ip", "link", "set", cls.ifname, "up"],
+                    # what the tests read with `ip addr show`; the kernel
+                    # never sees the RoCE frames (they leave through
+                    # packet sockets)
+                    ["ip", "addr", "add", "192.0.2.1/24", "dev", cls.ifname]):
+            subprocess.run(cmd, check=True)
+        with open("/sys/class/net/%s/address" % cls.ifname) as f:
+            mac = f.read().strip()
+        cls.cfg = cfg = os.path.join(cls.tmp.name, "dev.ini")
+        config(cfg, mac, "192.0.2.1",
+               eal="--no-huge --no-pci --no-shconf -m 256 --vdev=net_af_packet0,iface=%s,"
+                   "qdisc_bypass=0" % cls.ifname,
+               extra="share = fork")
+        r = subprocess.run(["unshare", "-m", SHIM, "mwpath0", cls.ifname, RUN, "-c", cfg, "--",
+                            "/usr/bin/python3", RUNNER, cls.tmp.name, "mwpath0", "test_rdmacm"],
+                           capture_output=True, text=True, timeout=600, env=ENV)
+        cls.stdout = r.stdout
+        cls.stderr = r.stderr
+        cls.returncode = r.returncode
+        cls.rows = {json.loads(line)["id"].rsplit(".", 1)[1]: json.loads(line)
+                    for line in r.stdout.splitlines() if line.startswith("{")}
+
+    @classmethod
+    def tearDownClass(cls):
+        subprocess.run(["ip", "link", "del", cls.ifname], capture_output=True)
+        cls.tmp.cleanup()
+
+    def test_every_rdmacm_test_but_multicast_passes(self):
+        self.assertEqual(self.returncode, 0, self.stderr[-3000:])
+        for name in CM_PASS:
+            self.assertIn(name, self.rows, self.stdout[-3000:] + self.stderr[-3000:])
+            self.assertEqual(self.rows[name]["outcome"], "pass",
+                             "%s\n%s" % (self.rows[name]["reason"], self.stdout[-2000:]))
+
+    def test_listeners_refusals_and_a_parent_with_qps(self):
+        """test/verbs_device/shared_fork.py on the same device: a second
+        process's listener on a taken port is EADDRINUSE, a connect to a
+        port nobody listens on is REJECTED (by the parent's CM, which
+        answers for nobody), two children connect in turn to a third's
+        listener and exchange SENDs, and a child forked after the parent
+        made a QP gets no device."""
+        r = subprocess.run([RUN, "-c", self.cfg, "--", "/usr/bin/python3", FORKS, "192.0.2.1"],
+                           capture_output=True, text=True, timeout=120, env=ENV)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr[-3000:])
+        self.assertNotIn("FAIL", r.stdout)
+        self.assertEqual(r.stdout.count("ok: "), 6, r.stdout)
+
+    def test_a_device_that_cannot_be_shared_says_why(self):
+        """share = fork on a port that is not a kernel interface's packet
+        socket, or one that bypasses the queueing layer (the other
+        processes' sockets would never see what it sends), and a value
+        that is not fork or off: one line each, and no device."""
+        cases = [("--vdev=net_null0,no-rx=1", "fork",
+                  "share = fork needs a net_af_packet port"),
+                 ("--vdev=net_af_packet0,iface=%s" % self.ifname, "fork",
+                  "share = fork needs qdisc_bypass=0"),
+                 ("--vdev=net_null0,no-rx=1", "sometimes",
+                  "share: 'sometimes' is not fork or off")]
+        for eal, share, says in cases:
+            cfg = os.path.join(self.tmp.name, "bad.ini")
+            config(cfg, "02:00:00:00:00:01", "192.0.2.1",
+                   eal="--no-huge --no-pci --no-shconf -m 256 " + eal, extra="share = " + share)
+            r = subprocess.run([RUN, "-c", cfg, "--", "ibv_devinfo", "-d", "mwpath0"],
+                               capture_output=True, text=True, timeout=60, env=ENV)
+            self.assertIn(says, r.stderr)
+            self.assertNotIn("PORT_ACTIVE", r.stdout)
+
+    def test_multicast_skips_and_nothing_else_ran(self):
+        for name in CM_MULTICAST:
+            self.assertEqual(self.rows.get(name, {}).get("outcome"), "skip", self.rows.get(name))
+        self.assertEqual(sorted(self.rows), sorted(CM_PASS + CM_MULTICAST))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
