@@ -50,18 +50,25 @@ def documented_skips():
     return always, sometimes
 
 
+def unpacked_tests():
+    """A temporary folder holding rdma-core's tests/, unpacked (Debian
+    gzips the larger files)."""
+    tmp = tempfile.TemporaryDirectory()
+    tests = os.path.join(tmp.name, "tests")
+    shutil.copytree(TESTS, tests)
+    for name in os.listdir(tests):
+        if name.endswith(".gz"):
+            with gzip.open(os.path.join(tests, name)) as src, \
+                    open(os.path.join(tests, name[:-3]), "wb") as dst:
+                shutil.copyfileobj(src, dst)
+            os.unlink(os.path.join(tests, name))
+    return tmp
+
+
 class RdmaCore(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        tests = os.path.join(cls.tmp.name, "tests")
-        shutil.copytree(TESTS, tests)
-        for name in os.listdir(tests):
-            if name.endswith(".gz"):
-                with gzip.open(os.path.join(tests, name)) as src, \
-                        open(os.path.join(tests, name[:-3]), "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                os.unlink(os.path.join(tests, name))
+        cls.tmp = unpacked_tests()
         cfg = os.path.join(cls.tmp.name, "dev.ini")
         config(cfg, "02:00:00:00:00:01", "192.0.2.1", "2001:db8::1",
                eal="--no-huge --no-pci --no-shconf -m 256 --vdev=net_null0,no-rx=1")
@@ -150,15 +157,7 @@ class RdmaCoreCm(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.TemporaryDirectory()
-        tests = os.path.join(cls.tmp.name, "tests")
-        shutil.copytree(TESTS, tests)
-        for name in os.listdir(tests):
-            if name.endswith(".gz"):
-                with gzip.open(os.path.join(tests, name)) as src, \
-                        open(os.path.join(tests, name[:-3]), "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-                os.unlink(os.path.join(tests, name))
+        cls.tmp = unpacked_tests()
         cls.ifname = "mwpcm%d" % (os.getpid() % 10000)
         subprocess.run(["ip", "link", "del", cls.ifname], capture_output=True)
         subprocess.run(["ip", "link", "add", cls.ifname, "type", "veth", "peer", "name",
