@@ -35,7 +35,6 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_random.h>
-#include <rte_bus_vdev.h>
 
 #include "mwp_ibv.h"
 
@@ -1021,7 +1020,7 @@ share_child(struct mwp_ibv_dev *d)
 {
 	struct rte_eth_dev_info info;
 	const struct rte_devargs *da;
-	char name[RTE_ETH_NAME_MAX_LEN];
+	char name[RTE_ETH_NAME_MAX_LEN], args[RTE_DEV_NAME_MAX_LEN + 512];
 	uint64_t seed;
 	uint32_t lo, hi;
 	uint16_t pid;
@@ -1048,8 +1047,12 @@ share_child(struct mwp_ibv_dev *d)
 	if (rte_eth_dev_info_get(d->conf.port, &info) != 0 ||
 	    (da = rte_dev_devargs(info.device)) == NULL)
 		return -ENODEV;
+	/* (EAL's hotplug, which finds the vdev bus by the name: linking
+	 * the bus's library as well gave a second copy of it where its
+	 * files are copies, not links -- the interop guest's) */
 	snprintf(name, sizeof(name), "net_af_packet_mwp%d_%u", (int)getpid(), d->index);
-	ret = rte_vdev_init(name, da->args);
+	snprintf(args, sizeof(args), "%s,%s", name, da->args);
+	ret = rte_dev_probe(args);
 	if (ret == 0)
 		ret = rte_eth_dev_get_port_by_name(name, &pid);
 	if (ret == 0)
