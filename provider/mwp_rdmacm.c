@@ -1270,7 +1270,7 @@ rdma_listen(struct rdma_cm_id *id, int backlog)
 			continue;
 		}
 		sid = service_id(r, mwp_rdmacm_port_of(&r->id.route.addr.src_addr));
-		/* a device shared with forked processes: theirs too */
+		/* a device shared by processes: theirs too */
 		ret = mwp_ibv_share_listen(d, sid, 0);
 		if (ret == 0) {
 			ret = mwp_cm_listen(d->cm, sid, 0, (uint32_t)backlog, r, &r->listen[i]);
@@ -1643,6 +1643,27 @@ rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *p)
 	return complete(r, RDMA_CM_EVENT_ESTABLISHED);
 }
 
+/* Until the MADs just handed to the CM have left (FLUSH_MS at most), as
+ * the kernel's rdma_cm has sent a REJ, REP or DREQ by the time the call
+ * returns: a process that ends right after it (pyverbs' sides end with
+ * os._exit, which runs no atexit handler, so no linger either) would
+ * take the MAD with it, and the peer, retrying, would meet whoever
+ * answers then.  The datapath takes a turn and the CM thread takes the
+ * completions. */
+#define FLUSH_MS	200
+
+static void
+flush_mads(struct mwp_ibv_dev *d)
+{
+	const uint64_t end = rte_rdtsc() + rte_get_tsc_hz() / 1000 * FLUSH_MS;
+
+	while (d->cm != NULL && mwp_cm_sends_pending(d->cm) != 0 && rte_rdtsc() < end) {
+		mwp_ibv_progress(d);
+		mwp_ibv_cm_kick(d);
+		usleep(50);
+	}
+}
+
 int
 rdma_reject(struct rdma_cm_id *id, const void *pd, uint8_t len)
 {
@@ -1662,6 +1683,8 @@ rdma_reject(struct rdma_cm_id *id, const void *pd, uint8_t len)
 	else
 		ret = mwp_cm_reject(r->cm, ROCE_REJ_CONSUMER, pd, len);
 	pthread_mutex_unlock(&rlock);
+	if (ret == 0)
+		flush_mads(r->d);
 	return ret != 0 ? fail(ret) : 0;
 }
 
@@ -1681,6 +1704,8 @@ rdma_disconnect(struct rdma_cm_id *id)
 	qp_error(r);
 	ret = mwp_cm_disconnect(r->cm, NULL, 0);
 	pthread_mutex_unlock(&rlock);
+	if (ret == 0)
+		flush_mads(r->d);
 	/* a second disconnect, or one after the peer's DREP, is no error */
 	return ret != 0 && !r->told_disc ? fail(ret) : 0;
 }

@@ -470,3 +470,14 @@ mwp_cm_stats_get(struct mwp_cm *cm, struct mwp_cm_stats *st)
 	*st = cm->st;
 	pthread_mutex_unlock(&cm->lock);
 }
+
+uint32_t
+mwp_cm_sends_pending(struct mwp_cm *cm)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&cm->lock);
+	n = cm_gsi_pending(cm->gsi);
+	pthread_mutex_unlock(&cm->lock);
+	return n;
+}

@@ -70,6 +70,14 @@ int mwp_cm_destroy(struct mwp_cm *cm);
  */
 unsigned int mwp_cm_progress(struct mwp_cm *cm, uint64_t now);
 
+/**
+ * MADs the CM has not sent yet: handed to QP1 and not completed (a
+ * completion is taken by mwp_cm_progress), or waiting for a send slot.
+ * A caller about to let its process end waits for 0, as a kernel CM's
+ * MAD has left by the time its call returns.
+ */
+uint32_t mwp_cm_sends_pending(struct mwp_cm *cm);
+
 /** An eventfd, readable while events wait (for poll/epoll). */
 int mwp_cm_fd(const struct mwp_cm *cm);
 

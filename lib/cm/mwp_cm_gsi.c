@@ -287,3 +287,9 @@ cm_gsi_send(struct mwp_cm_gsi *g, const struct ibv_ah_attr *av, const uint8_t *m
 	g->wait_count++;
 	return 0;
 }
+
+uint32_t
+cm_gsi_pending(const struct mwp_cm_gsi *g)
+{
+	return g->send_depth - g->nb_free + g->wait_count;
+}

@@ -156,6 +156,8 @@ unsigned int cm_gsi_poll(struct mwp_cm_gsi *g, unsigned int max,
 			 struct mwp_cm *cm);
 /* Send a 256-byte MAD to QP1 at av: 0, or ENOBUFS (no slot), or errno. */
 int cm_gsi_send(struct mwp_cm_gsi *g, const struct ibv_ah_attr *av, const uint8_t *mad);
+/* MADs not yet sent: posted and not completed, or waiting for a slot. */
+uint32_t cm_gsi_pending(const struct mwp_cm_gsi *g);
 /* The av that reaches path's peer from this port. */
 void cm_gsi_path_av(const struct mwp_cm_path *path, struct ibv_ah_attr *av);
 
