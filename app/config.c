@@ -438,12 +438,12 @@ device_start(const char *v, void *obj, char *err, size_t errlen)
 static int
 device_share(const char *v, void *obj, char *err, size_t errlen)
 {
-	if (strcmp(v, "fork") == 0)
-		((struct app_device *)obj)->share_fork = true;
+	if (strcmp(v, "on") == 0)
+		((struct app_device *)obj)->share = true;
 	else if (strcmp(v, "off") == 0)
-		((struct app_device *)obj)->share_fork = false;
+		((struct app_device *)obj)->share = false;
 	else
-		APP_KEY_FAIL("'%s' is not fork or off", v);
+		APP_KEY_FAIL("'%s' is not on or off", v);
 	return 0;
 }
 

@@ -166,9 +166,10 @@ struct app_device {
 					 * yet (a memif client before its
 					 * server) is tried again */
 	enum app_start start;		/* when the device starts */
-	bool share_fork;		/* share = fork: the processes the
-					 * program forks drive the port too,
-					 * each with a socket of its own */
+	bool share;			/* share = on: other processes (the
+					 * program's children, other programs)
+					 * drive the port too, each with a
+					 * socket of its own */
 };
 
 /** A [port N] section: the library's port settings, and whether the port

@@ -96,9 +96,10 @@ struct mwp_ibv_dev {
 	bool park;			/* its threads stop where they hold nothing */
 	bool progress_parked, cm_parked;	/* ... and have */
 	bool moved;			/* a child took it: this process's is idle */
-	/* share = fork: the processes the program forks drive the port
-	 * too, each with a packet socket of its own (mwp_ibv_share.c) */
+	/* share = on: other processes drive the port too, each with a
+	 * packet socket of its own (mwp_ibv_share.c) */
 	struct mwp_ibv_share_tbl *share;	/* shared by them (NULL: not shared) */
+	char share_if[64];		/* the interface (net_af_packet's iface) */
 	int share_part;			/* this process's part, -1: none */
 	unsigned int share_qps;		/* QPs at the start (QP1): a child
 					 * takes the device only with as many */
@@ -108,7 +109,7 @@ struct mwp_ibv_dev {
 	bool memif_warm;		/* ... done for this link-up */
 };
 
-/* ---- a device shared with forked processes (mwp_ibv_share.c) ---- */
+/* ---- a device shared by processes (mwp_ibv_share.c) ---- */
 
 /** Parts (processes at once) of a shared device, and the bits of a CM
  *  communication ID that name one. */
@@ -117,9 +118,10 @@ struct mwp_ibv_dev {
 
 struct mwp_ibv_share_tbl;
 
-/** The processes' table, in memory a fork shares; this process takes a
- *  part.  0 or -errno. */
-int mwp_ibv_share_create(struct mwp_ibv_dev *d);
+/** The processes' table of the device on interface ifname (shared
+ *  memory named after it and the port's MAC, made by the first); this
+ *  process takes a part.  0 or -errno. */
+int mwp_ibv_share_create(struct mwp_ibv_dev *d, const char *ifname);
 /** A forked child's part.  0, or -ENOSPC: every part is a live
  *  process's. */
 int mwp_ibv_share_join(struct mwp_ibv_dev *d);

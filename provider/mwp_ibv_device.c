@@ -936,7 +936,7 @@ hands_over(const struct mwp_ibv_dev *d)
 	       !__atomic_load_n(&d->moved, __ATOMIC_RELAXED);
 }
 
-/* share = fork: parent and child both drive it (share_child) */
+/* share = on: parent and child both drive it (share_child) */
 static bool
 shared(const struct mwp_ibv_dev *d)
 {
@@ -1006,7 +1006,7 @@ fork_parent(void)
 }
 
 /*
- * share = fork, in the child: a port of its own on the same interface (a
+ * share = on, in a forked child: a port of its own on the same interface (a
  * second net_af_packet vdev with the first one's arguments: a packet
  * socket of its own, as each process of a kernel RDMA device has its
  * own file), its part of the QP numbers and of the CM's IDs, and random
@@ -1027,7 +1027,7 @@ share_child(struct mwp_ibv_dev *d)
 	int ret;
 
 	if (mwp_device_qp_count(d->ctx) != d->share_qps) {
-		fprintf(stderr, "mwpath-ibverbs: %s: the parent had QPs when it forked: the device is not this child's (share = fork)\n",
+		fprintf(stderr, "mwpath-ibverbs: %s: the parent had QPs when it forked: the device is not this child's (share = on)\n",
 			d->dev.name);
 		return -EBUSY;
 	}
@@ -1035,12 +1035,12 @@ share_child(struct mwp_ibv_dev *d)
 		rte_srand(seed);
 	ret = mwp_ibv_share_join(d);
 	if (ret != 0) {
-		fprintf(stderr, "mwpath-ibverbs: %s: %u processes share the device already (share = fork)\n",
+		fprintf(stderr, "mwpath-ibverbs: %s: %u processes share the device already (share = on)\n",
 			d->dev.name, MWP_IBV_SHARE_PARTS);
 		return ret;
 	}
 	if (d->cm != NULL && mwp_ibv_share_cm(d) != 0) {
-		fprintf(stderr, "mwpath-ibverbs: %s: the parent had RDMA CM ids when it forked: the device is not this child's (share = fork)\n",
+		fprintf(stderr, "mwpath-ibverbs: %s: the parent had RDMA CM ids when it forked: the device is not this child's (share = on)\n",
 			d->dev.name);
 		return -EBUSY;
 	}
@@ -1120,7 +1120,7 @@ fork_child(void)
 	}
 }
 
-/* share = fork, in the process that starts the device, before anything
+/* share = on, in the process that starts the device, before anything
  * of it is made: the port must be
  * a kernel interface's packet socket that lets the other processes' see
  * what it sends (net_af_packet with qdisc_bypass=0: a socket that skips
@@ -1134,18 +1134,23 @@ share_check(struct mwp_ibv_dev *d)
 
 	if (rte_eth_dev_info_get(d->conf.port, &info) != 0 ||
 	    strcmp(info.driver_name, "net_af_packet") != 0) {
-		fprintf(stderr, "mwpath-ibverbs: %s: share = fork needs a net_af_packet port (a kernel interface each process opens again)\n",
+		fprintf(stderr, "mwpath-ibverbs: %s: share = on needs a net_af_packet port (a kernel interface each process opens again)\n",
 			d->dev.name);
 		return -EINVAL;
 	}
 	da = rte_dev_devargs(info.device);
+	if (da != NULL && da->args != NULL && strstr(da->args, "iface=") != NULL) {
+		const char *v = strstr(da->args, "iface=") + strlen("iface=");
+
+		snprintf(d->share_if, sizeof(d->share_if), "%.*s", (int)strcspn(v, ","), v);
+	}
 	if (da == NULL || da->args == NULL || strstr(da->args, "qdisc_bypass=0") == NULL) {
-		fprintf(stderr, "mwpath-ibverbs: %s: share = fork needs qdisc_bypass=0 in the net_af_packet vdev's arguments (the other processes' sockets see nothing it sends without)\n",
+		fprintf(stderr, "mwpath-ibverbs: %s: share = on needs qdisc_bypass=0 in the net_af_packet vdev's arguments (the other processes' sockets see nothing it sends without)\n",
 			d->dev.name);
 		return -EINVAL;
 	}
 	if (d->conf.progress == APP_PROGRESS_LCORE || d->hc.on) {
-		fprintf(stderr, "mwpath-ibverbs: %s: share = fork takes neither progress = lcore nor an exception path\n",
+		fprintf(stderr, "mwpath-ibverbs: %s: share = on takes neither progress = lcore nor an exception path\n",
 			d->dev.name);
 		return -EINVAL;
 	}
@@ -1159,7 +1164,7 @@ share_start(struct mwp_ibv_dev *d)
 	uint32_t lo, hi;
 	int ret;
 
-	ret = mwp_ibv_share_create(d);
+	ret = mwp_ibv_share_create(d, d->share_if);
 	if (ret != 0)
 		return ret;
 	if (d->share_part < 0)
@@ -1195,7 +1200,7 @@ start_device(struct mwp_ibv_dev *d)
 		rte_eth_macaddr_get(pid, &d->pc.mac);
 		d->guid = guid_of(&d->pc.mac);
 	}
-	if (d->conf.share_fork) {
+	if (d->conf.share) {
 		ret = share_check(d);
 		if (ret != 0)
 			return ret;
@@ -1310,7 +1315,7 @@ start_device(struct mwp_ibv_dev *d)
 		pthread_setname_np(d->cm_thread, "mwpath-cm");
 		d->has_cm_thread = true;
 	}
-	if (d->conf.share_fork) {
+	if (d->conf.share) {
 		ret = share_start(d);
 		if (ret != 0)
 			return ret;

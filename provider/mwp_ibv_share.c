@@ -1,38 +1,70 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * A device shared by the processes a program forks ([device N] share =
- * fork): each process drives the port's address with a packet socket of
- * its own on the one kernel interface, so each sees every frame; each
- * takes the QP numbers and CM communication IDs of its own part, and
- * the CMs agree, through a table in memory the processes share (made
- * before the first fork, MAP_SHARED), who listens on what and who
- * answers for nobody.  docs/verbs-device.md "A device shared with forked
+ * A device shared by processes ([device N] share = on): programs started
+ * apart and the processes they fork each drive the port's address with
+ * a packet socket of their own on the one kernel interface, so each sees
+ * every frame; each takes the QP numbers and CM communication IDs of its
+ * own part, and the CMs agree, through a table in shared memory
+ * (/dev/shm/mwpath-share-<interface>-<MAC>), who listens on what and who
+ * answers for nobody.  docs/verbs-device.md "A device shared by
  * processes".
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <rte_memory.h>
-#include <rte_spinlock.h>
+#include <rte_pause.h>
 
 #include "mwp_ibv.h"
 
 #define SHARE_LISTENS	256
 
-/* The processes' table: a lock that works across them (a word of shared
- * memory), the pid that holds each part (0: free), and the listeners. */
+/* The processes' table: a lock that works across them and survives a
+ * process killed holding it (a robust, process-shared mutex, made once:
+ * state 0 none, 1 being made, 2 made), the pid that holds each part (0:
+ * free), and the listeners. */
 struct mwp_ibv_share_tbl {
-	rte_spinlock_t lock;
+	uint32_t state;
+	pthread_mutex_t lock;
 	int32_t member[MWP_IBV_SHARE_PARTS];
 	struct {
 		uint64_t sid, mask;
 		int32_t pid;		/* 0: free */
 	} listen[SHARE_LISTENS];
 };
+
+/* The table's mutex: made by the first process to come (a new table is
+ * zeros); one whose owner died holding it is taken over (the entries it
+ * was changing are single words, each whole). */
+static void
+tbl_lock(struct mwp_ibv_share_tbl *t)
+{
+	uint32_t none = 0;
+
+	if (__atomic_compare_exchange_n(&t->state, &none, 1, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_ACQUIRE)) {
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+		pthread_mutex_init(&t->lock, &a);
+		pthread_mutexattr_destroy(&a);
+		__atomic_store_n(&t->state, 2, __ATOMIC_RELEASE);
+	}
+	while (__atomic_load_n(&t->state, __ATOMIC_ACQUIRE) != 2)
+		rte_pause();
+	if (pthread_mutex_lock(&t->lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&t->lock);
+}
 
 static bool
 alive(int32_t pid)
@@ -58,7 +90,7 @@ join(struct mwp_ibv_share_tbl *t)
 {
 	int part = -1;
 
-	rte_spinlock_lock(&t->lock);
+	tbl_lock(t);
 	purge(t);
 	for (unsigned int i = 0; i < MWP_IBV_SHARE_PARTS; i++)
 		if (t->member[i] == 0) {
@@ -66,20 +98,39 @@ join(struct mwp_ibv_share_tbl *t)
 			part = (int)i;
 			break;
 		}
-	rte_spinlock_unlock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
 	return part;
 }
 
 int
-mwp_ibv_share_create(struct mwp_ibv_dev *d)
+mwp_ibv_share_create(struct mwp_ibv_dev *d, const char *ifname)
 {
+	char name[NAME_MAX];
 	struct mwp_ibv_share_tbl *t;
+	struct stat st;
+	int fd, err;
 
-	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED)
+	/* one table per interface and MAC: the processes that are one
+	 * device.  A new file is all zeros, which is an empty table (the
+	 * lock free, no member, no listener): whoever comes first needs
+	 * no step the others could see half done. */
+	snprintf(name, sizeof(name), "/mwpath-share-%s-%02x%02x%02x%02x%02x%02x", ifname,
+		 d->pc.mac.addr_bytes[0], d->pc.mac.addr_bytes[1], d->pc.mac.addr_bytes[2],
+		 d->pc.mac.addr_bytes[3], d->pc.mac.addr_bytes[4], d->pc.mac.addr_bytes[5]);
+	fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
 		return -errno;
-	memset(t, 0, sizeof(*t));
-	rte_spinlock_init(&t->lock);
+	if (fstat(fd, &st) != 0 ||
+	    ((size_t)st.st_size < sizeof(*t) && ftruncate(fd, sizeof(*t)) != 0)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = errno;
+	close(fd);
+	if (t == MAP_FAILED)
+		return -err;
 	d->share = t;
 	d->share_part = join(t);
 	return 0;
@@ -100,13 +151,13 @@ mwp_ibv_share_leave(struct mwp_ibv_dev *d)
 
 	if (t == NULL || d->share_part < 0)
 		return;
-	rte_spinlock_lock(&t->lock);
+	tbl_lock(t);
 	if (t->member[d->share_part] == me)
 		t->member[d->share_part] = 0;
 	for (unsigned int i = 0; i < SHARE_LISTENS; i++)
 		if (t->listen[i].pid == me)
 			t->listen[i].pid = 0;
-	rte_spinlock_unlock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
 void
@@ -129,7 +180,7 @@ mwp_ibv_share_listen(struct mwp_ibv_dev *d, uint64_t sid, uint64_t mask)
 		return 0;
 	if (mask == 0)
 		mask = UINT64_MAX;
-	rte_spinlock_lock(&t->lock);
+	tbl_lock(t);
 	purge(t);
 	for (unsigned int i = 0; i < SHARE_LISTENS; i++) {
 		if (t->listen[i].pid == 0) {
@@ -149,7 +200,7 @@ mwp_ibv_share_listen(struct mwp_ibv_dev *d, uint64_t sid, uint64_t mask)
 		t->listen[free_slot].mask = mask;
 		t->listen[free_slot].pid = me;
 	}
-	rte_spinlock_unlock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
 	return ret;
 }
 
@@ -163,14 +214,14 @@ mwp_ibv_share_unlisten(struct mwp_ibv_dev *d, uint64_t sid, uint64_t mask)
 		return;
 	if (mask == 0)
 		mask = UINT64_MAX;
-	rte_spinlock_lock(&t->lock);
+	tbl_lock(t);
 	for (unsigned int i = 0; i < SHARE_LISTENS; i++)
 		if (t->listen[i].pid == me && t->listen[i].sid == (sid & mask) &&
 		    t->listen[i].mask == mask) {
 			t->listen[i].pid = 0;
 			break;
 		}
-	rte_spinlock_unlock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
 }
 
 /* mwp_cm_share_ops: does another live process listen on sid? */
@@ -182,12 +233,12 @@ others_listen(void *arg, uint64_t sid)
 	const int32_t me = (int32_t)getpid();
 	bool yes = false;
 
-	rte_spinlock_lock(&t->lock);
+	tbl_lock(t);
 	for (unsigned int i = 0; i < SHARE_LISTENS && !yes; i++)
 		yes = t->listen[i].pid != 0 && t->listen[i].pid != me &&
 		      ((sid ^ t->listen[i].sid) & t->listen[i].mask) == 0 &&
 		      alive(t->listen[i].pid);
-	rte_spinlock_unlock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
 	return yes;
 }
 
@@ -199,11 +250,11 @@ answers_strays(void *arg)
 	struct mwp_ibv_share_tbl *t = d->share;
 	int first = -1;
 
-	rte_spinlock_lock(&t->lock);
+	tbl_lock(t);
 	for (unsigned int i = 0; i < MWP_IBV_SHARE_PARTS && first < 0; i++)
 		if (t->member[i] != 0 && alive(t->member[i]))
 			first = (int)i;
-	rte_spinlock_unlock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
 	return first == d->share_part;
 }
 

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -147,7 +148,7 @@ class RdmaCoreCm(unittest.TestCase):
     """rdma-core's test_rdmacm (issue 39): each test forks a passive and an
     active process from the test's own, which has the device open, and
     they connect to one address through the RDMA CM -- so the device is a
-    shared one ([device 0] share = fork, docs/verbs-device.md): a
+    shared one ([device 0] share = on, docs/verbs-device.md): a
     net_af_packet port on a veth, where each process drives the address
     with a packet socket of its own.  The tests find the device's
     interface through sysfs, which a device in user space has not:
@@ -175,7 +176,7 @@ class RdmaCoreCm(unittest.TestCase):
         config(cfg, mac, "192.0.2.1",
                eal="--no-huge --no-pci --no-shconf -m 256 --vdev=net_af_packet0,iface=%s,"
                    "qdisc_bypass=0" % cls.ifname,
-               extra="share = fork")
+               extra="share = on")
         r = subprocess.run(["unshare", "-m", SHIM, "mwpath0", cls.ifname, RUN, "-c", cfg, "--",
                             "/usr/bin/python3", RUNNER, cls.tmp.name, "mwpath0", "test_rdmacm"],
                            capture_output=True, text=True, timeout=600, env=ENV)
@@ -210,17 +211,40 @@ class RdmaCoreCm(unittest.TestCase):
         self.assertNotIn("FAIL", r.stdout)
         self.assertEqual(r.stdout.count("ok: "), 6, r.stdout)
 
+    def test_two_programs_started_apart_share_the_address(self):
+        """Debian's rping server and client, each under its own
+        mwpath-run with the one configuration: two processes started
+        apart on one address, as on a kernel device.  Each opens its own
+        packet socket and takes its part from the table in /dev/shm;
+        100 pings, every one verified (-V), both exit 0."""
+        srv = subprocess.Popen([RUN, "-c", self.cfg, "--", "rping", "-s", "-a", "192.0.2.1",
+                                "-p", "7174", "-C", "100", "-V"], env=ENV, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            time.sleep(2)
+            cli = subprocess.run([RUN, "-c", self.cfg, "--", "rping", "-c", "-a", "192.0.2.1",
+                                  "-p", "7174", "-C", "100", "-V", "-v"], env=ENV, text=True,
+                                 capture_output=True, timeout=120)
+            out, err = srv.communicate(timeout=60)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+                srv.wait()
+        self.assertEqual(cli.returncode, 0, cli.stdout[-2000:] + cli.stderr[-2000:])
+        self.assertEqual(srv.returncode, 0, out[-2000:] + err[-2000:])
+        self.assertEqual(cli.stdout.count("ping data: rdma-ping-"), 100, cli.stdout[-2000:])
+
     def test_a_device_that_cannot_be_shared_says_why(self):
-        """share = fork on a port that is not a kernel interface's packet
+        """share = on on a port that is not a kernel interface's packet
         socket, or one that bypasses the queueing layer (the other
         processes' sockets would never see what it sends), and a value
-        that is not fork or off: one line each, and no device."""
-        cases = [("--vdev=net_null0,no-rx=1", "fork",
-                  "share = fork needs a net_af_packet port"),
-                 ("--vdev=net_af_packet0,iface=%s" % self.ifname, "fork",
-                  "share = fork needs qdisc_bypass=0"),
+        that is not on or off: one line each, and no device."""
+        cases = [("--vdev=net_null0,no-rx=1", "on",
+                  "share = on needs a net_af_packet port"),
+                 ("--vdev=net_af_packet0,iface=%s" % self.ifname, "on",
+                  "share = on needs qdisc_bypass=0"),
                  ("--vdev=net_null0,no-rx=1", "sometimes",
-                  "share: 'sometimes' is not fork or off")]
+                  "share: 'sometimes' is not on or off")]
         for eal, share, says in cases:
             cfg = os.path.join(self.tmp.name, "bad.ini")
             config(cfg, "02:00:00:00:00:01", "192.0.2.1",

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""What a device with share = fork does for processes forked from the one
-that opened it (docs/verbs-device.md, "A device shared with forked
+"""What a device with share = on does for processes forked from the one
+that opened it (docs/verbs-device.md, "A device shared by
 processes"), through pyverbs' RDMA CM.  Run under mwpath-run on such a
 device at ADDRESS; prints one "ok: ..." line per check that holds and
 "FAIL: ..." for one that does not.
