@@ -111,6 +111,8 @@ void mwp_dev_free(struct mwp_dev *d);
 
 /* Raise an asynchronous event (ev.element: a QP or a CQ of the device). */
 void mwp_dev_async(struct mwp_dev *d, struct ibv_async_event ev);
+/* The QPs of d (its lock held). */
+unsigned int mwp_dev_qp_count(const struct mwp_dev *d);
 
 /* Puts o in list l, under the device's lock; release frees it once it
  * is taken out. */

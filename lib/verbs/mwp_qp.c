@@ -62,8 +62,8 @@ qpn_slot_taken(const struct mwp_dev *d, uint32_t qpn)
 	return false;
 }
 
-static unsigned int
-qp_count(const struct mwp_dev *d)
+unsigned int
+mwp_dev_qp_count(const struct mwp_dev *d)
 {
 	const struct mwp_qp *o;
 	unsigned int n = 0;
@@ -167,7 +167,7 @@ create_qp(struct ibv_pd *ibpd, struct ibv_qp_init_attr *a, uint32_t qpn)
 		}
 	} else {
 		/* every slot of a port's table taken: no number would attach */
-		if (qp_count(d) >= MWP_PORT_QP_SLOTS) {
+		if (mwp_dev_qp_count(d) >= MWP_PORT_QP_SLOTS) {
 			pthread_mutex_unlock(&d->lock);
 			free_qp(qp);
 			return mwp_null_errno(ENOSPC);

@@ -80,12 +80,10 @@ unsigned int
 mwp_device_qp_count(struct ibv_context *ctx)
 {
 	struct mwp_dev *d = to_mdev(ctx);
-	const struct mwp_qp *qp;
-	unsigned int n = 0;
+	unsigned int n;
 
 	pthread_mutex_lock(&d->lock);
-	TAILQ_FOREACH(qp, &d->qps, next)
-		n++;
+	n = mwp_dev_qp_count(d);
 	pthread_mutex_unlock(&d->lock);
 	return n;
 }
