@@ -18,34 +18,22 @@
 #include <string.h>
 
 #include <rte_branch_prediction.h>
-#include <rte_memcpy.h>
 #include <rte_ring_elem.h>
 
+#include "mwp_place.h"
 #include "mwp_tsan.h"
 #include "roce_resp_answer.h"
 #include "roce_resp_check.h"
 
 /* ---- execution ---- */
 
-/* 16 to 64 bytes (most WRITE and SEND payloads at a high packet rate):
- * four 16-byte moves whose destinations may overlap. */
-static __rte_always_inline void
-copy_16_64(uint8_t *dst, const uint8_t *src, uint32_t len)
-{
-	const uint32_t h = len > 32 ? 16 : 0;
-
-	rte_mov16(dst, src);
-	rte_mov16(dst + h, src + h);
-	rte_mov16(dst + len - 16 - h, src + len - 16 - h);
-	rte_mov16(dst + len - 16, src + len - 16);
-}
-
-/* Copy len payload bytes starting at off (may span segments) to dst. */
+/* Copy len payload bytes starting at off (may span segments) to dst:
+ * placed, every byte stored once (mwp_place.h). */
 static __rte_noinline void
 copy_payload_any(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
 	if (likely(off + len <= m->data_len)) {
-		rte_memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
+		mwp_place(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
 		return;
 	}
 	while (m != NULL && off >= m->data_len) {
@@ -55,7 +43,7 @@ copy_payload_any(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t 
 	while (m != NULL && len > 0) {
 		uint32_t n = RTE_MIN(len, (uint32_t)m->data_len - off);
 
-		memcpy(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
+		mwp_place(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), n);
 		dst += n;
 		len -= n;
 		off = 0;
@@ -63,12 +51,13 @@ copy_payload_any(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t 
 	}
 }
 
-/* The same, inline for a short payload in the first segment. */
+/* The same, inline for a payload of up to 64 bytes in the first segment
+ * (most WRITE and SEND payloads at a high packet rate). */
 static __rte_always_inline void
 copy_payload(uint8_t *dst, const struct rte_mbuf *m, uint32_t off, uint32_t len)
 {
-	if (likely(len - 16 <= 64 - 16 && off + len <= m->data_len))	/* 16..64 */
-		copy_16_64(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
+	if (likely(len <= 64 && off + len <= m->data_len))
+		mwp_place(dst, rte_pktmbuf_mtod_offset(m, const uint8_t *, off), len);
 	else
 		copy_payload_any(dst, m, off, len);
 }

@@ -24,6 +24,7 @@
 #include <rte_mbuf.h>
 
 #include "mwp_guard_priv.h"
+#include "mwp_place.h"
 #include "roce_resp_priv.h"
 
 /* The GRH area a UD receive starts with (IBA 11.4.1.2). */
@@ -59,7 +60,7 @@ put(uint8_t *dst, const uint8_t grh[UD_GRH_LEN], const struct rte_mbuf *m,
 	if (off < UD_GRH_LEN) {
 		const uint32_t k = RTE_MIN(n, UD_GRH_LEN - off);
 
-		memcpy(dst, grh + off, k);
+		mwp_place(dst, grh + off, k);
 		dst += k;
 		off += k;
 		n -= k;
@@ -68,8 +69,10 @@ put(uint8_t *dst, const uint8_t grh[UD_GRH_LEN], const struct rte_mbuf *m,
 		const uint32_t at = p->payload_off + off - UD_GRH_LEN;
 		const void *s = rte_pktmbuf_read(m, at, n, dst);
 
+		/* (a payload in several segments is gathered into dst by
+		 * rte_pktmbuf_read itself) */
 		if (s != dst)
-			memcpy(dst, s, n);
+			mwp_place(dst, s, n);
 	}
 }
 

@@ -3,6 +3,7 @@
 #include <rte_memcpy.h>
 
 #include "mwp_access.h"
+#include "mwp_place.h"
 #include "mwp_wqe.h"
 
 const uint8_t *
@@ -48,7 +49,7 @@ mwp_wqe_copy(const struct mwp_qp *qp, const struct mwp_swqe *e, uint64_t off, ui
 		if (sge == NULL || n == 0)
 			return false;
 		if (into_wqe)
-			rte_memcpy(sge, buf, n);
+			mwp_place(sge, buf, n);	/* a READ's response */
 		else
 			rte_memcpy(buf, sge, n);
 		buf += n;
