@@ -1084,6 +1084,24 @@ mwp_rdmacm_complete(struct rdma_cm_id *id, enum rdma_cm_event_type want)
 	return r == NULL ? fail(EINVAL) : complete(r, want);
 }
 
+/* mwpath's devices with an address of family started (a wildcard bound
+ * will listen on each of them), with no lock held: a device starts in a
+ * fifth of a second or so, and a program may tell its peer the port
+ * between rdma_bind_addr and rdma_listen -- qperf 0.4.11's server does,
+ * and its peer's REQ came before the listener.  Failures are
+ * rdma_listen's to report. */
+static void
+start_devices(int family)
+{
+	struct mwp_ibv_dev *devs;
+	const unsigned int n = mwp_ibv_devices(&devs);
+
+	for (unsigned int i = 0; i < n && i < APP_MAX_DEVICES; i++)
+		if (mwp_rdmacm_dev_addr(&devs[i], family, &(struct sockaddr_storage){ 0 }) &&
+		    mwp_ibv_open(&devs[i]) != NULL)
+			mwp_ibv_close(&devs[i]);
+}
+
 int
 rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
@@ -1099,6 +1117,8 @@ rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 		return fail(EINVAL);
 	/* (loads the system's librdmacm: before the lock, see mwp_rdmacm_sys.c) */
 	sys = mwp_rdmacm_sys();
+	if (mwp_rdmacm_any_addr(addr))
+		start_devices(addr->sa_family);
 	pthread_mutex_lock(&rlock);
 	if (r->state != R_IDLE) {
 		ret = EINVAL;	/* bound already, as the kernel's */
