@@ -26,36 +26,27 @@
 
 #include <rte_memcpy.h>
 
+/* n bytes (a constant: one load and one store of type T) if len has
+ * them, the cursors moved past. */
+#define MWP_PLACE_PIECE(T, dst, src, len) do {			\
+	if ((len) & sizeof(T)) {				\
+		T v_;						\
+								\
+		memcpy(&v_, (src), sizeof(T));			\
+		memcpy((dst), &v_, sizeof(T));			\
+		(dst) += sizeof(T);				\
+		(src) += sizeof(T);				\
+	}							\
+} while (0)
+
 /* Fewer than 16 bytes, in ascending order: 8, 4, 2, 1. */
 static __rte_always_inline void
 mwp_place_small(uint8_t *dst, const uint8_t *src, uint32_t len)
 {
-	if (len & 8) {
-		uint64_t v;
-
-		memcpy(&v, src, 8);
-		memcpy(dst, &v, 8);
-		dst += 8;
-		src += 8;
-	}
-	if (len & 4) {
-		uint32_t v;
-
-		memcpy(&v, src, 4);
-		memcpy(dst, &v, 4);
-		dst += 4;
-		src += 4;
-	}
-	if (len & 2) {
-		uint16_t v;
-
-		memcpy(&v, src, 2);
-		memcpy(dst, &v, 2);
-		dst += 2;
-		src += 2;
-	}
-	if (len & 1)
-		*dst = *src;
+	MWP_PLACE_PIECE(uint64_t, dst, src, len);
+	MWP_PLACE_PIECE(uint32_t, dst, src, len);
+	MWP_PLACE_PIECE(uint16_t, dst, src, len);
+	MWP_PLACE_PIECE(uint8_t, dst, src, len);
 }
 
 /* Up to the destination's next 32-byte boundary (len >= 31), in
