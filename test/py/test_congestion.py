@@ -25,12 +25,11 @@ sys.path.insert(0, os.path.join(SRC, "bench"))
 import congestion  # noqa: E402
 
 # How long each run sends.  With DCQCN, 10 s: the two senders' shares
-# swing for a second or more at a time (the sender that gets the CPU
-# less often reacts later), and over 6 s Jain's index fell below 0.9 in
-# 2 runs of 9 here (0.868, 0.902; 0.910-0.995 the rest), over 10 s it
-# stayed at 0.949-0.995 in 4 -- bench/congestion.py's figures are 10 s
-# runs too.  Without control, where only drops and resends are looked at,
-# 6 s.
+# swing for a second or more at a time, each way in turn, and over 6 s
+# Jain's index was 0.868 in 1 run of 12 here (0.902-0.936 in four more;
+# 0.899 once in CI); over 10 s, 0.952-0.995 in 7 runs.
+# bench/congestion.py's figures are 10 s runs too.  Without control,
+# where only drops and resends are looked at, 6 s.
 SECONDS = {"dcqcn": 10, "off": 6}
 
 
